@@ -1,0 +1,1 @@
+"""pipecat-steward: deterministic control flow for Pipecat voice agents."""

@@ -1,0 +1,1 @@
+"""The pure core: state in, decision out. No IO, clock or global randomness."""
