@@ -1,0 +1,174 @@
+"""`StewardRelay`: an observer that turns pipecat frames into session events.
+
+An observer sees every frame wherever it travels, without joining the pipeline, so the
+relay works for cascaded and speech-to-speech pipelines alike (the aggregators swallow
+transcripts and text before most processors could see them). Pipecat reports a frame at
+every hop; the relay asks for first pushes only and also drops the second copy of a
+broadcast frame (pipecat pushes two frame objects, linked by `broadcast_sibling_id`), so
+each event is published once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
+    Frame,
+    FunctionCallInProgressFrame,
+    FunctionCallResultFrame,
+    InterruptionFrame,
+    LLMContextAssistantTurnFrame,
+    LLMFullResponseEndFrame,
+    LLMTextFrame,
+    TranscriptionFrame,
+)
+from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.processors.frame_processor import FrameDirection
+
+from pipecat_steward.pipecat.events import (
+    AssistantTextComplete,
+    AssistantTurnWritten,
+    BotStartedSpeaking,
+    BotStoppedSpeaking,
+    EventBus,
+    FunctionCallResult,
+    FunctionCallStarted,
+    Interruption,
+    SessionEvent,
+    UserTranscript,
+)
+
+_RECENT_IDS = 4096  # frame ids remembered for de-duplication; far more than frames in flight
+
+
+class _RecentIds:
+    """A bounded set of frame ids (oldest forgotten first)."""
+
+    def __init__(self, size: int = _RECENT_IDS) -> None:
+        self._ids: OrderedDict[int, None] = OrderedDict()
+        self._size = size
+
+    def seen(self, frame: Frame) -> bool:
+        """Record `frame` (and its broadcast sibling); True if it was already recorded."""
+        if frame.id in self._ids:
+            return True
+        self._add(frame.id)
+        if frame.broadcast_sibling_id is not None:
+            self._add(frame.broadcast_sibling_id)
+        return False
+
+    def _add(self, frame_id: int) -> None:
+        self._ids[frame_id] = None
+        if len(self._ids) > self._size:
+            self._ids.popitem(last=False)
+
+
+class StewardRelay(BaseObserver):
+    """Publish one `SessionEvent` per meaningful frame onto an `EventBus`.
+
+    Add it with `PipelineWorker(..., observers=[relay])`; subscribe with
+    `relay.bus.subscribe(fn)`.
+    """
+
+    def __init__(self, bus: EventBus | None = None, **kwargs) -> None:
+        """Create the relay.
+
+        Args:
+            bus: The bus to publish on. When omitted the relay makes one and closes it
+                when the pipeline is cleaned up.
+            **kwargs: Passed to `BaseObserver`.
+
+        """
+        super().__init__(observe_every_push=False, **kwargs)
+        self._owns_bus = bus is None
+        self.bus = bus if bus is not None else EventBus()
+        self._recent = _RecentIds()
+        self._text: list[str] = []
+        self._handlers: dict[type[Frame], Callable[[FramePushed], SessionEvent | None]] = {
+            TranscriptionFrame: self._on_transcription,
+            LLMTextFrame: self._on_llm_text,
+            LLMFullResponseEndFrame: self._on_llm_end,
+            LLMContextAssistantTurnFrame: self._on_turn_written,
+            BotStartedSpeakingFrame: lambda d: BotStartedSpeaking(at_ns=d.timestamp),
+            BotStoppedSpeakingFrame: lambda d: BotStoppedSpeaking(at_ns=d.timestamp),
+            InterruptionFrame: self._on_interruption,
+            FunctionCallInProgressFrame: self._on_call_started,
+            FunctionCallResultFrame: self._on_call_result,
+        }
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        handler = self._handler_for(data.frame)
+        if handler is None or self._recent.seen(data.frame):
+            return
+        event = handler(data)
+        if event is not None:
+            self.bus.publish(event)
+
+    async def cleanup(self) -> None:
+        await super().cleanup()
+        if self._owns_bus:
+            await self.bus.aclose()
+
+    def _handler_for(self, frame: Frame) -> Callable[[FramePushed], SessionEvent | None] | None:
+        # Exact type first (the common case), then subclasses (e.g. a service's own frames).
+        handler = self._handlers.get(type(frame))
+        if handler is not None:
+            return handler
+        for cls, candidate in self._handlers.items():
+            if isinstance(frame, cls):
+                return candidate
+        return None
+
+    def _on_transcription(self, data: FramePushed) -> SessionEvent:
+        frame = data.frame
+        assert isinstance(frame, TranscriptionFrame)
+        # STT pushes finals downstream; speech-to-speech services push them upstream.
+        upstream = data.direction == FrameDirection.UPSTREAM
+        return UserTranscript(
+            text=frame.text,
+            user_id=frame.user_id,
+            source="s2s" if upstream else "cascade",
+            at_ns=data.timestamp,
+        )
+
+    def _on_llm_text(self, data: FramePushed) -> None:
+        assert isinstance(data.frame, LLMTextFrame)
+        self._text.append(data.frame.text)
+
+    def _on_llm_end(self, data: FramePushed) -> SessionEvent | None:
+        text, self._text = "".join(self._text), []
+        # A response that only called tools carries no text to report.
+        return AssistantTextComplete(text=text, at_ns=data.timestamp) if text else None
+
+    def _on_turn_written(self, data: FramePushed) -> SessionEvent:
+        assert isinstance(data.frame, LLMContextAssistantTurnFrame)
+        return AssistantTurnWritten(text=data.frame.text, at_ns=data.timestamp)
+
+    def _on_interruption(self, data: FramePushed) -> SessionEvent:
+        # Text generated before the barge-in belongs to no completed response.
+        self._text = []
+        return Interruption(at_ns=data.timestamp)
+
+    def _on_call_started(self, data: FramePushed) -> SessionEvent:
+        frame = data.frame
+        assert isinstance(frame, FunctionCallInProgressFrame)
+        return FunctionCallStarted(
+            name=frame.function_name,
+            args=dict(frame.arguments),
+            tool_call_id=frame.tool_call_id,
+            at_ns=data.timestamp,
+        )
+
+    def _on_call_result(self, data: FramePushed) -> SessionEvent:
+        frame = data.frame
+        assert isinstance(frame, FunctionCallResultFrame)
+        return FunctionCallResult(
+            name=frame.function_name,
+            tool_call_id=frame.tool_call_id,
+            result=frame.result,
+            error=frame.error,
+            at_ns=data.timestamp,
+        )

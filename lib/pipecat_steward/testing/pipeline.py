@@ -1,0 +1,241 @@
+"""Run a real pipecat pipeline in text mode: transcripts in, spoken text out.
+
+`TextPipeline` builds `user_agg → llm → TextTTS → PlaybackTransport → assistant_agg` around
+any LLM service. Caller turns enter as final `TranscriptionFrame`s (as an STT would push
+them); the bot's text is captured by `TextTTS` where a TTS would speak it, one entry per
+sentence. `PlaybackTransport` is a real output transport, so bot started/stopped speaking
+and barge-in behave as in a call; with `secs_per_word > 0` audio plays in real time, which
+barge-in tests need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from pipecat.frames.frames import (
+    BotSpeakingFrame,
+    EndFrame,
+    Frame,
+    MetricsFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+    TranscriptionFrame,
+    TTSAudioRawFrame,
+)
+from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.services.settings import TTSSettings
+from pipecat.services.tts_service import TTSService
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import TransportParams
+from pipecat.turns.user_start import TranscriptionUserTurnStartStrategy
+from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
+from pipecat.workers.runner import WorkerRunner
+
+SAMPLE_RATE = 24_000
+_CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands between sentences
+_NOISE = (BotSpeakingFrame, TTSAudioRawFrame, OutputAudioRawFrame, MetricsFrame)
+
+
+class TextTTS(TTSService):
+    """A real `TTSService` that records what it is asked to speak and yields silence.
+
+    Attributes:
+        spoken: Every text segment the TTS received, in order (one per sentence).
+
+    """
+
+    def __init__(self, *, secs_per_word: float = 0.0, **kwargs: Any) -> None:
+        """Create the TTS.
+
+        Args:
+            secs_per_word: Audio length per word; 0 gives one short frame per segment.
+            **kwargs: Passed to `TTSService`.
+
+        """
+        super().__init__(
+            push_start_frame=True,
+            push_stop_frames=True,
+            stop_frame_timeout_s=0.2,
+            sample_rate=SAMPLE_RATE,
+            settings=TTSSettings(model=None, voice=None, language=None),
+            **kwargs,
+        )
+        self._secs_per_word = secs_per_word
+        self.spoken: list[str] = []
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        self.spoken.append(text.strip())
+        chunks = max(1, round(self._secs_per_word * len(text.split()) / _CHUNK_SECS))
+        silence = b"\x00\x00" * int(SAMPLE_RATE * _CHUNK_SECS)
+        for _ in range(chunks):
+            yield TTSAudioRawFrame(silence, SAMPLE_RATE, 1, context_id=context_id)
+
+
+class PlaybackTransport(BaseOutputTransport):
+    """A real output transport that plays audio nowhere, optionally in real time."""
+
+    def __init__(self, *, realtime: bool = False, **kwargs: Any) -> None:
+        """Create the transport.
+
+        Args:
+            realtime: Sleep each audio frame's duration, so playout takes as long as speech.
+            **kwargs: Passed to `BaseOutputTransport`.
+
+        """
+        params = TransportParams(audio_out_enabled=True, audio_out_sample_rate=SAMPLE_RATE)
+        super().__init__(params, **kwargs)
+        self._realtime = realtime
+        self.ready = False
+
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+        self.ready = True
+
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        if self._realtime:
+            await asyncio.sleep(len(frame.audio) / 2 / frame.sample_rate / frame.num_channels)
+        return True
+
+
+class ActivityObserver(BaseObserver):
+    """Remembers when the last meaningful frame moved, to wait for a quiet pipeline."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_push = time.monotonic()
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        if not isinstance(data.frame, _NOISE):
+            self.last_push = time.monotonic()
+
+
+def transcript_turn_strategies(stop_secs: float = 0.05) -> UserTurnStrategies:
+    """Turn strategies for text mode: a transcript opens the turn, a short silence ends it."""
+    return UserTurnStrategies(
+        start=[TranscriptionUserTurnStartStrategy()],
+        stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=stop_secs)],
+    )
+
+
+class TextPipeline:
+    """`user_agg → [before_llm…] → llm → TextTTS → PlaybackTransport → assistant_agg`.
+
+    Use as an async context manager; `say` a caller turn, `settle` until the bot is done,
+    then read `spoken` (bot sentences) and `context`.
+    """
+
+    def __init__(
+        self,
+        llm: FrameProcessor,
+        *,
+        context: LLMContext | None = None,
+        observers: Sequence[BaseObserver] = (),
+        before_llm: Sequence[FrameProcessor] = (),
+        after_llm: Sequence[FrameProcessor] = (),
+        secs_per_word: float = 0.0,
+        user_id: str = "caller",
+    ) -> None:
+        """Build the pipeline (it starts on `__aenter__`).
+
+        Args:
+            llm: The LLM service (e.g. `ScriptedLLM`, or a real service on a local fake).
+            context: The shared context; a new empty one when omitted.
+            observers: Extra observers (e.g. a `StewardRelay`).
+            before_llm: Processors between the user aggregator and the LLM.
+            after_llm: Processors between the LLM and the TTS.
+            secs_per_word: Speech duration per word; > 0 plays audio in real time.
+            user_id: The `user_id` of the caller's transcripts.
+
+        """
+        self.llm = llm
+        self.context = context if context is not None else LLMContext()
+        self.user_id = user_id
+        params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies())
+        self.user_agg, self.assistant_agg = LLMContextAggregatorPair(
+            self.context, user_params=params
+        )
+        self.tts = TextTTS(secs_per_word=secs_per_word)
+        self.output = PlaybackTransport(realtime=secs_per_word > 0)
+        self.activity = ActivityObserver()
+        stages = [self.user_agg, *before_llm, llm, *after_llm, self.tts, self.output]
+        self.worker = PipelineWorker(
+            Pipeline([*stages, self.assistant_agg]),
+            params=PipelineParams(),
+            observers=[self.activity, *observers],
+            cancel_on_idle_timeout=False,
+            enable_rtvi=False,
+        )
+        self._run: asyncio.Task[None] | None = None
+
+    @property
+    def spoken(self) -> list[str]:
+        """Every sentence the bot spoke (sent to the TTS), in order."""
+        return self.tts.spoken
+
+    async def __aenter__(self) -> Self:
+        runner = WorkerRunner(handle_sigint=False)
+        await runner.add_workers(self.worker)
+        self._run = asyncio.create_task(runner.run())
+        await self.wait_started()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def wait_started(self, timeout: float = 5.0) -> None:
+        """Wait until the output transport is up (the `StartFrame` went all the way)."""
+        async with asyncio.timeout(timeout):
+            while not self.worker.has_finished() and not self.output.ready:
+                await asyncio.sleep(0.01)
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """End the pipeline gracefully (cancel it if it does not end in `timeout`)."""
+        if self._run is None:
+            return
+        await self.worker.queue_frame(EndFrame())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._run), timeout)
+        except TimeoutError:
+            await self.worker.cancel()
+            await self._run
+        self._run = None
+
+    async def say(self, text: str) -> None:
+        """Say `text` as the caller: a final transcript enters the pipeline."""
+        frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
+        await self.worker.queue_frame(frame)
+
+    async def settle(self, quiet: float = 0.3, timeout: float = 8.0) -> None:
+        """Wait until no frame moved for `quiet` seconds and the bot is not speaking."""
+        async with asyncio.timeout(timeout):
+            await asyncio.sleep(quiet)
+            while time.monotonic() - self.activity.last_push < quiet or self.bot_speaking:
+                await asyncio.sleep(0.02)
+
+    @property
+    def bot_speaking(self) -> bool:
+        """Whether the output transport is playing bot audio."""
+        return bool(getattr(self.assistant_agg, "_bot_speaking", False))
+
+
+def _iso_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
