@@ -1,0 +1,102 @@
+"""Route a tool call the LLM made into the engine's state: the tool wrapper's logic, free of
+Pipecat so the simulator, the replay and the Pipecat seam share it.
+
+The agent's setter functions are plain validators (seed 000 §6): they take the tool's arguments
+and return ``{"stored": True, "value": …}`` or ``{"error": True, "error_code": …}``. A setter the
+agent did not write gets a pass-through validator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipecat_steward.core.slots import (
+    CompiledFlow,
+    Routed,
+    confirm_pending,
+    correct_slot,
+    decline_slot,
+    reject_pending,
+    route_executor,
+    route_setter,
+)
+from pipecat_steward.core.slots.visibility import visible_tools
+from pipecat_steward.core.state import SessionState
+
+__all__ = ["ToolFn", "dispatch", "execute", "run_validator"]
+
+ToolFn = Callable[..., Mapping[str, Any]]
+
+
+def run_validator(flow: CompiledFlow, tools: Mapping[str, ToolFn], setter: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Call the agent's validator for ``setter`` (or the pass-through one)."""
+    fn = tools.get(setter)
+    if fn is not None:
+        return fn(**args)
+    members = flow.setters[setter]
+    if len(members) == 1 and members[0][0] is None:
+        return {"stored": True, "value": next(iter(args.values()), None)}
+    return {"stored": True, "values": {k: v for k, v in args.items() if v is not None}}
+
+
+def dispatch(
+    flow: CompiledFlow,
+    state: SessionState,
+    tools: Mapping[str, ToolFn],
+    name: str,
+    args: Mapping[str, Any],
+    *,
+    user_text: str = "",
+    check_visible: bool = True,
+) -> Routed:
+    """Run a steward-managed tool call and route its result into state.
+
+    Returns a refusal (``ok=False``, ``error_code='not_available'``) for a tool that is not
+    visible now, as a real model could never have called it.
+    """
+    if check_visible and name not in visible_tools(flow, state, fresh_pending=False):
+        return Routed(state, False, {"error": True, "error_code": "not_available"})
+    if name == "confirm_pending":
+        return confirm_pending(flow, state)
+    if name == "reject_pending":
+        return reject_pending(flow, state)
+    if name == "decline_slot":
+        return decline_slot(flow, state, str(args.get("slot", "")), user_text)
+    if name == "correct_slot":
+        return _correct(flow, state, tools, args)
+    if name in flow.setters:
+        return route_setter(flow, state, name, run_validator(flow, tools, name, args), user_text)
+    return Routed(state, False, {"error": True, "error_code": "unknown_tool"})
+
+
+def _correct(flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], args: Mapping[str, Any]) -> Routed:
+    name = str(args.get("slot", ""))
+    slot = flow.slot.get(name)
+    if slot is None or not slot.config.setter:
+        return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
+    field = slot.config.setter_field
+    call_args = {field: args.get("value")} if field else {"value": args.get("value")}
+    if tools.get(slot.config.setter) is not None and not field:
+        call_args = _single_arg(tools[slot.config.setter], args.get("value"))
+    result = dict(run_validator(flow, tools, slot.config.setter, call_args))
+    if field and "values" in result:
+        values = result.get("values") or {}
+        result = {"stored": True, "value": values.get(field)} if field in values else {"error": True, "error_code": str((result.get("field_errors") or {}).get(field, "invalid"))}
+    return correct_slot(flow, state, name, result)
+
+
+def _single_arg(fn: ToolFn, value: Any) -> dict[str, Any]:
+    code = getattr(fn, "__code__", None)
+    names = code.co_varnames[: code.co_argcount] if code is not None else ()
+    return {names[0]: value} if names else {"value": value}
+
+
+def execute(flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], name: str, args: Mapping[str, Any]) -> Routed:
+    """Run an engine-fired executor and route its result; a raising executor is a failure."""
+    fn = tools.get(name)
+    try:
+        result = dict(fn(**args)) if fn is not None else {"error": True, "error_code": "missing_executor"}
+    except Exception as exc:  # noqa: BLE001 - a backend fault is a task failure, not a crash
+        result = {"error": True, "error_code": type(exc).__name__}
+    return route_executor(flow, state, name, result)

@@ -1,0 +1,179 @@
+"""A flow config compiled once at load: parsed conditions, formatters and lookup maps.
+
+``compile_flow`` is the only way to build a ``CompiledFlow``; it raises ``ConfigError`` listing
+every problem with its path. The engine reads nothing but this object and the session state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from pipecat_steward.core.expressions import Expression, parse_condition
+from pipecat_steward.core.slots.config import FlowConfig, SlotConfig, TaskConfig
+from pipecat_steward.core.slots.readback import Formatter, compile_format
+from pipecat_steward.core.slots.validate import (
+    STEWARD_TOOLS,
+    check_flow,
+    load_flow_config,
+    sources_of,
+)
+from pipecat_steward.core.variables import JsonValue
+from pipecat_steward.exceptions import ConfigError
+
+__all__ = ["CompiledFlow", "CompiledSlot", "CompiledTask", "compile_flow"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSlot:
+    """A slot with its condition parsed and its readback format compiled."""
+
+    config: SlotConfig
+    sources: tuple[str, ...]
+    condition: Expression | None
+    fmt: Formatter
+    task_source: str | None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def is_user(self) -> bool:
+        return "user" in self.sources
+
+    @property
+    def is_announce(self) -> bool:
+        return "announce" in self.sources
+
+    @property
+    def label(self) -> str:
+        return self.config.label or self.config.name
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTask:
+    """A task with its condition parsed."""
+
+    config: TaskConfig
+    condition: Expression | None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledFlow:
+    """Everything the engine needs about a flow, derived once.
+
+    Attributes:
+        config: The validated source config.
+        slots: Slots in declaration order (the default question order).
+        tasks: Tasks in declaration order (the firing priority).
+        slot: Slot by name.
+        setters: Setter tool → ``((field or None, slot name), …)``.
+        executors: Executor tool → task names it serves.
+        deferred_eligible: Slots routed to deferred for a grouped readback (seed 000 §7a.2).
+        partner: Slot → the slot it is asked together with (seed 003: at most two).
+        user_slots: Names of slots a caller can fill.
+    """
+
+    config: FlowConfig
+    slots: tuple[CompiledSlot, ...]
+    tasks: tuple[CompiledTask, ...]
+    slot: Mapping[str, CompiledSlot]
+    task: Mapping[str, CompiledTask]
+    setters: Mapping[str, tuple[tuple[str | None, str], ...]]
+    executors: Mapping[str, tuple[str, ...]]
+    deferred_eligible: frozenset[str]
+    partner: Mapping[str, str]
+    user_slots: tuple[str, ...]
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """Every tool the steward manages: setters, steward tools and executors."""
+        return frozenset(self.setters) | STEWARD_TOOLS | frozenset(self.executors)
+
+
+def compile_flow(raw: Mapping[str, object] | FlowConfig, variables: Iterable[str] = ()) -> CompiledFlow:
+    """Validate and compile a flow config.
+
+    Args:
+        raw: The config as data (from JSON/YAML) or an already-built ``FlowConfig``.
+        variables: Declared variable names that conditions may read besides slots.
+
+    Raises:
+        ConfigError: Listing every problem, one ``path: problem`` per line.
+    """
+    config = load_flow_config(raw)
+    errors = check_flow(config, variables)
+    slots: list[CompiledSlot] = []
+    for i, s in enumerate(config.slots):
+        try:
+            slots.append(_compile_slot(i, s))
+        except ConfigError as exc:
+            errors.append(exc)
+    if errors:
+        raise ConfigError("", "invalid flow config:\n  " + "\n  ".join(map(str, errors)))
+    tasks = tuple(CompiledTask(t, _condition(t.condition)) for t in config.tasks)
+    return _assemble(config, tuple(slots), tasks)
+
+
+def _condition(text: str | None) -> Expression | None:
+    return parse_condition(text) if text else None
+
+
+def _compile_slot(i: int, slot: SlotConfig) -> CompiledSlot:
+    sources = sources_of(slot)
+    task_source = next((s[5:] for s in sources if s.startswith("task:")), None)
+    fmt = compile_format(slot.readback_fmt, f"slots[{i}].readback_fmt")
+    return CompiledSlot(slot, sources, _condition(slot.condition), fmt, task_source)
+
+
+def _assemble(
+    config: FlowConfig, slots: tuple[CompiledSlot, ...], tasks: tuple[CompiledTask, ...]
+) -> CompiledFlow:
+    setters: dict[str, list[tuple[str | None, str]]] = {}
+    for s in slots:
+        if s.config.setter:
+            setters.setdefault(s.config.setter, []).append((s.config.setter_field, s.name))
+    executors: dict[str, list[str]] = {}
+    for t in tasks:
+        executors.setdefault(t.config.tool, []).append(t.name)
+    partner: dict[str, str] = {}
+    for a, b in config.ask_together:
+        partner[a], partner[b] = b, a
+    return CompiledFlow(
+        config=config,
+        slots=slots,
+        tasks=tasks,
+        slot=MappingProxyType({s.name: s for s in slots}),
+        task=MappingProxyType({t.name: t for t in tasks}),
+        setters=MappingProxyType({k: tuple(v) for k, v in setters.items()}),
+        executors=MappingProxyType({k: tuple(v) for k, v in executors.items()}),
+        deferred_eligible=_deferred_eligible(slots, tasks),
+        partner=MappingProxyType(partner),
+        user_slots=tuple(s.name for s in slots if s.is_user),
+    )
+
+
+def _deferred_eligible(slots: tuple[CompiledSlot, ...], tasks: tuple[CompiledTask, ...]) -> frozenset[str]:
+    """Seed 000 §7a.2: readback slot, input of a grouped task, of no ungrouped task, and no
+    task-sourced requires."""
+    by_name = {s.name: s for s in slots}
+    eligible: set[str] = set()
+    for s in slots:
+        feeds = [t.config for t in tasks if s.name in t.config.inputs]
+        grouped = any(t.readback_inputs for t in feeds)
+        ungrouped = any(not t.readback_inputs for t in feeds)
+        task_req = any(by_name[r].task_source for r in s.config.requires if r in by_name)
+        if s.config.requires_readback and s.is_user and grouped and not ungrouped and not task_req:
+            eligible.add(s.name)
+    return frozenset(eligible)
+
+
+def default_value(slot: CompiledSlot) -> JsonValue:
+    """The value an optional slot contributes when it was never given."""
+    return slot.config.default

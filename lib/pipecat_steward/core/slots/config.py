@@ -1,0 +1,189 @@
+"""The slot-filling config as users write it (seed 000 §§2, 5, 7.6, 8a, 12; seed 003).
+
+These pydantic models check the shape of each entry (unknown keys, wrong types). The
+cross-references between entries (unknown slots, cycles, clashes) are checked by
+``validate.py`` and the whole is compiled by ``compiled.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pipecat_steward.core.variables import JsonValue, VariableType
+
+__all__ = [
+    "FlowConfig",
+    "OnExhaust",
+    "OnFailure",
+    "OnInputDeclined",
+    "ReadbackSpec",
+    "ResponsePart",
+    "SlotConfig",
+    "SteerBackConfig",
+    "TaskConfig",
+    "ThenCall",
+    "ValidateAgainst",
+    "Validation",
+]
+
+SourceKind = Literal["user", "event", "announce"]
+ResponsePart = dict[str, JsonValue]
+"""A rich response part: ``{"type": "text" | "payload" | "audio" | "end_session" | "transfer", …}``."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ThenCall(_Model):
+    """A tool call made on exhaustion: ``{"tool": …, "args": {…}}`` (args may hold ``{slot}``)."""
+
+    tool: str
+    args: dict[str, JsonValue] = Field(default_factory=lambda: {})
+
+
+class OnExhaust(_Model):
+    """What to say and call when retries run out."""
+
+    say: str = ""
+    then: str | ThenCall | None = None
+    response: list[ResponsePart] | None = None
+    channel_responses: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})
+
+
+class Validation(_Model):
+    """Setter validation errors of a slot (seed 000 §5b)."""
+
+    max_retries: int = Field(default=3, ge=1)
+    errors: dict[str, str] = Field(default_factory=lambda: {})
+    error_responses: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})
+    channel_error_responses: dict[str, dict[str, list[ResponsePart]]] = Field(
+        default_factory=lambda: {}
+    )
+    on_exhaust: OnExhaust = Field(default_factory=OnExhaust)
+
+
+class ValidateAgainst(_Model):
+    """Cross-slot validation: the setter's ``response_field`` must be one of a filled slot's
+    comma-separated options."""
+
+    response_field: str = "value"
+    filled_slot: str
+    error_code: str = "not_available"
+
+
+class ReadbackSpec(_Model):
+    """A dict readback format: ``plural``, ``prefix`` or ``none_sub``."""
+
+    type: Literal["plural", "prefix", "none_sub"]
+    one: str = ""
+    other: str = ""
+    text: str = ""
+    none_values: tuple[str, ...] = ("none", "no", "nothing", "n/a", "na", "")
+
+
+class SlotConfig(_Model):
+    """One slot (seed 000 §2.1, seed 003 statuses)."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    source: str | list[str] = "user"
+    event_key: str | None = None
+    setter: str | None = None
+    setter_field: str | None = None
+    ask: str = ""
+    label: str = ""
+    hint: str = ""
+    requires: list[str] = Field(default_factory=lambda: [])
+    requires_readback: bool = False
+    readback_fmt: str | ReadbackSpec | None = None
+    condition: str | None = None
+    validate_against: ValidateAgainst | None = None
+    validation: Validation = Field(default_factory=Validation)
+    message: str = ""
+    preempt: bool = True
+    response: list[ResponsePart] | None = None
+    channel_responses: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})
+    required: bool = True
+    default: JsonValue = None
+    type: VariableType | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _sources_are_lists(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and not value:
+            raise ValueError("source list is empty; use 'user', 'event', 'announce' or 'task:Name'")
+        return value
+
+
+class OnFailure(_Model):
+    """Task retry and escalation (seed 000 §5)."""
+
+    retry_say: str = ""
+    retry_response: list[ResponsePart] | None = None
+    channel_retry_response: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})
+    max_retries: int = Field(default=1, ge=1)
+    clear_slots: list[str] = Field(default_factory=lambda: [])
+    on_exhaust: OnExhaust = Field(default_factory=OnExhaust)
+
+
+class OnInputDeclined(_Model):
+    """What happens when the caller declines a required input of a task (seed 003)."""
+
+    say: str = (
+        "I can't complete this without {declined}. I'll pass you to a colleague with what we "
+        "have so far: {summary}."
+    )
+    then: str | ThenCall | None = None
+
+
+class TaskConfig(_Model):
+    """One backend task (seed 000 §2.2, §12.4)."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    tool: str
+    inputs: list[str] = Field(default_factory=lambda: [])
+    requires: list[str] = Field(default_factory=lambda: [])
+    outputs: dict[str, str] = Field(default_factory=lambda: {})
+    success_check: str | None = "success"
+    terminal: bool = False
+    readback_inputs: bool = False
+    then_say: str = ""
+    then_response: list[ResponsePart] | None = None
+    channel_then_response: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})
+    condition: str | None = None
+    on_failure: OnFailure = Field(default_factory=OnFailure)
+    on_input_declined: OnInputDeclined = Field(default_factory=OnInputDeclined)
+
+
+class SteerBackConfig(_Model):
+    """Three-tier stall recovery (seed 000 §7.6)."""
+
+    soft_after: int = Field(default=2, ge=1)
+    hard_after: int = Field(default=4, ge=1)
+    escalate_after: int = Field(default=6, ge=1)
+    directive: str = "The conversation has drifted — steer back. {question}"
+    on_exhaust: OnExhaust = Field(
+        default_factory=lambda: OnExhaust(
+            say="I'm having trouble completing this. Let me get someone to help you directly."
+        )
+    )
+
+
+class FlowConfig(_Model):
+    """A whole slot-filling flow."""
+
+    slots: list[SlotConfig]
+    tasks: list[TaskConfig] = Field(default_factory=lambda: [])
+    steer_back: SteerBackConfig = Field(default_factory=SteerBackConfig)
+    confirm_transition_prefix: list[str] = Field(
+        default_factory=lambda: ["Wonderful!", "Perfect!", "Great!"]
+    )
+    readback_template: str = "Just to confirm — {items}. Is that correct?"
+    gate_slot: str | None = None
+    ask_together: list[list[str]] = Field(default_factory=lambda: [])
+    stall_escape_after: int | None = Field(default=None, ge=1)
+    stall_escape_say: str = (
+        "Let me hand you to a colleague with what we have so far: {summary}."
+    )

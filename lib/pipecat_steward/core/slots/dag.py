@@ -1,0 +1,159 @@
+"""``decide``: the pure DAG decision (seed 000 §3.1 ``compute_dag_state``).
+
+A strict priority cascade over the current state: ready tasks fire first, then pending values
+are read back, then the first eligible announce or user slot is asked. The function never
+changes the state; the same state always gives the same decision (§9.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot, CompiledTask
+from pipecat_steward.core.state import SessionState, SlotRecord
+
+__all__ = [
+    "AllDone",
+    "Announce",
+    "Ask",
+    "AwaitReadback",
+    "Decision",
+    "Fire",
+    "decide",
+    "is_active",
+    "is_complete",
+    "is_usable",
+    "task_active",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """Every ready task fires now; ready tasks are independent of each other by construction."""
+
+    tasks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitReadback:
+    """Pending values must be confirmed or rejected before anything else."""
+
+    slots: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """Ask for one slot, or two the config groups together."""
+
+    slots: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """Deliver an announce slot's message and mark it done."""
+
+    slot: str
+
+
+@dataclass(frozen=True, slots=True)
+class AllDone:
+    """Nothing left to fire, confirm or ask."""
+
+
+Decision = Fire | AwaitReadback | Ask | Announce | AllDone
+
+
+def is_active(slot: CompiledSlot, state: SessionState) -> bool:
+    """True unless the slot's condition evaluates false over the variables (§4.4)."""
+    return slot.condition is None or slot.condition.truthy(state.variables)
+
+
+def task_active(task: CompiledTask, state: SessionState) -> bool:
+    """True unless the task's condition evaluates false."""
+    return task.condition is None or task.condition.truthy(state.variables)
+
+
+def is_usable(record: SlotRecord, turn: int) -> bool:
+    """A value a task may consume: filled, or inferred, said aloud and not objected to.
+
+    An inference becomes usable once the bot has stated it and the caller has had a turn to
+    correct it (seed 003: inferred values are confirmed aloud, not silently accepted).
+    """
+    if record.status == "filled":
+        return True
+    return record.status == "inferred" and record.spoken and record.turn < turn
+
+
+def decide(flow: CompiledFlow, state: SessionState) -> Decision:
+    """Return the next action for ``state``. Pure: the state is not changed."""
+    ready = tuple(t.name for t in flow.tasks if _ready(flow, t, state))
+    if ready:
+        return Fire(ready)
+    pending = tuple(n for n, r in state.slots.items() if r.status == "pending")
+    if pending:
+        return AwaitReadback(pending)
+    return _next_slot_action(flow, state)
+
+
+def _ready(flow: CompiledFlow, task: CompiledTask, state: SessionState) -> bool:
+    if task.name in state.succeeded or not task_active(task, state):
+        return False
+    for name in task.config.inputs:
+        if not _input_ready(flow.slot[name], state):
+            return False
+    return all(
+        is_usable(state.record(r), state.turn)
+        for r in task.config.requires
+        if is_active(flow.slot[r], state)
+    )
+
+
+def _input_ready(slot: CompiledSlot, state: SessionState) -> bool:
+    if not is_active(slot, state):
+        return True
+    record = state.record(slot.name)
+    if is_usable(record, state.turn):
+        return True
+    # Optional inputs never block a task unless a value for them is on its way.
+    return not slot.config.required and record.status in ("empty", "declined")
+
+
+def _askable(slot: CompiledSlot, state: SessionState) -> bool:
+    if state.record(slot.name).status != "empty" or not is_active(slot, state):
+        return False
+    if not (slot.is_user or slot.is_announce):
+        return False
+    return all(state.record(r).settled for r in slot.config.requires)
+
+
+def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
+    # Required slots are asked before optional ones (seed 003: optional never blocks).
+    ordered = [s for s in flow.slots if s.config.required or s.is_announce]
+    ordered += [s for s in flow.slots if not (s.config.required or s.is_announce)]
+    for slot in ordered:
+        if not _askable(slot, state):
+            continue
+        if slot.is_announce:
+            return Announce(slot.name)
+        partner = flow.partner.get(slot.name)
+        if partner and _askable(flow.slot[partner], state) and flow.slot[partner].is_user:
+            return Ask((slot.name, partner))
+        return Ask((slot.name,))
+    return AllDone()
+
+
+def is_complete(flow: CompiledFlow, state: SessionState) -> bool:
+    """Seed 003's criterion: every required active slot is filled, declined or inferred with a
+    source, and nothing awaits confirmation."""
+    for slot in flow.slots:
+        record = state.record(slot.name)
+        if record.status in ("pending", "deferred"):
+            return False
+        if not slot.config.required or not is_active(slot, state):
+            continue
+        if record.status in ("filled", "declined"):
+            continue
+        if record.status == "inferred" and record.source:
+            continue
+        return False
+    return True

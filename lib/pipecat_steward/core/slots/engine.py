@@ -1,0 +1,250 @@
+"""``step``: one engine invocation per LLM inference (seed 000 §3 ``_run_slot_filling``).
+
+The turn pipeline runs in the seed's order: gate, event pre-fill, state-change detection,
+auto-promote and deferred routing, auto-deactivation, auto-confirm, inline confirm, declined
+inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
+the DAG decision. The first stage that settles the turn returns its action; the rest are
+skipped. Everything is pure: the caller's state is copied, and time and randomness are not used
+(the readback-transition prefix comes from the injected ``rng``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipecat_steward.core.slots import exits
+from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
+from pipecat_steward.core.slots.affirm import is_affirmative, starts_affirmative
+from pipecat_steward.core.slots.compiled import CompiledFlow
+from pipecat_steward.core.slots.dag import (
+    AllDone,
+    Announce,
+    Ask,
+    AwaitReadback,
+    Fire,
+    decide,
+    is_active,
+)
+from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.routing import fill_slots
+from pipecat_steward.core.slots.turn import Turn
+from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["step"]
+
+
+def step(
+    flow: CompiledFlow,
+    state: SessionState,
+    user_text: str = "",
+    *,
+    rng: Chooser | None = None,
+    event_data: Mapping[str, Any] | None = None,
+    channel: str | None = None,
+    first_turn: bool = False,
+) -> Step:
+    """Run the engine for one LLM invocation.
+
+    Args:
+        flow: The compiled flow.
+        state: The session state before the invocation (not changed).
+        user_text: The caller's final words when a turn starts; empty on re-invocations after
+            tool results or preemptions.
+        rng: Random source for the readback-transition prefix (first prefix when None).
+        event_data: External values for event-sourced slots (seed 000 §12.1).
+        channel: Delivery channel for channel-specific responses (§8a).
+        first_turn: No assistant reply exists yet; only forced preempts may skip the LLM.
+
+    Returns:
+        The action to carry out and the new state.
+    """
+    if state.status != "in_progress":
+        return Step(_terminal(flow, state), state)
+    turn = Turn(flow, state.copy(), user_text.strip(), rng, first_turn)
+    if channel is not None:
+        turn.state.channel = channel
+    turn.begin()
+    for stage in _STAGES:
+        action = stage(turn, event_data)
+        if action is not None:
+            return Step(turn.finish(action), turn.state)
+    return Step(turn.finish(_evaluate(turn)), turn.state)
+
+
+def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
+    """§9.5: once complete or escalated, the engine changes nothing and hides its tools."""
+    return Action(phase="terminal", status=state.status, hidden_tools=flow.tool_names)
+
+
+def _gate(turn: Turn, _: object) -> Action | None:
+    gate = turn.flow.config.gate_slot
+    if gate is None:
+        return None
+    if turn.state.record(gate).settled:
+        return None
+    if turn.user_text and not turn.state.gate_user_text:
+        turn.state.gate_user_text = turn.user_text
+    return turn.collection_action(None, turn.ask_directive((gate,)), phase="gate")
+
+
+def _prefill(turn: Turn, event_data: Mapping[str, Any] | None) -> None:
+    if not event_data:
+        return
+    values: dict[str, Any] = {}
+    for slot in turn.flow.slots:
+        if "event" in slot.sources:
+            value = event_data.get(slot.config.event_key or slot.name)
+            if value is not None:
+                values[slot.name] = value
+    result = fill_slots(turn.flow, turn.state, values, skip_readback=True, origin="event")
+    turn.state = result.state
+    for name in result.filled:
+        turn.log("fill_slots", slot=name, value=turn.state.record(name).value)
+    return None
+
+
+def _detect_change(turn: Turn, _: object) -> None:
+    state = turn.state
+    if state.revision == state.seen_revision:
+        return None
+    if not state.auto_confirm_pending:
+        state.steer_back_turns = 0
+    state.auto_confirm_pending = False
+    turn.log("progress", revision=state.revision)
+    return None
+
+
+def _promote_and_route(turn: Turn, _: object) -> None:
+    flow, state = turn.flow, turn.state
+    for name, record in list(state.slots.items()):
+        if record.status != "pending" or name in state.promoted:
+            continue
+        if not flow.slot[name].config.requires_readback:
+            put(state, name, SlotRecord("filled", record.value, record.source, record.origin, record.turn))
+        elif name in flow.deferred_eligible:
+            put(state, name, SlotRecord("deferred", record.value, record.source, record.origin, record.turn))
+            turn.fresh_deferred.append(name)
+    turn.promoted_now = exits.promote_complete_groups(flow, state)
+    return None
+
+
+def _deactivate(turn: Turn, _: object) -> None:
+    for slot in turn.flow.slots:
+        record = turn.state.record(slot.name)
+        if record.status in ("filled", "pending", "deferred", "inferred") and not is_active(slot, turn.state):
+            put(turn.state, slot.name, SlotRecord("empty", None, None, "program", turn.state.turn))
+            turn.log("slot_deactivated", slot=slot.name, source=record.status)
+    return None
+
+
+def _auto_confirm(turn: Turn, _: object) -> Action | None:
+    state = turn.state
+    pending = [n for n, r in state.slots.items() if r.status == "pending"]
+    if not (turn.user_text and state.had_pending and pending):
+        return None
+    if is_affirmative(turn.user_text):
+        state.auto_confirm_pending = True
+        turn.log("auto_confirm", user_msg=turn.user_text)
+        call = ToolCall("confirm_pending", {}, "confirm")
+        return Action(phase="readback", status=state.status, preempt=True, force_preempt=True, calls=(call,))
+    if starts_affirmative(turn.user_text):
+        for name in pending:
+            r = state.slots[name]
+            put(state, name, SlotRecord("filled", r.value, r.source, r.origin, state.turn))
+        state.promoted = []
+        turn.inline_confirmed = True
+        turn.log("auto_confirm_inline", committed=list(pending))
+    return None
+
+
+def _evaluate(turn: Turn) -> Action:
+    decision = turn.announce_cascade()
+    if isinstance(decision, Ask) and exits.check_completion(turn):
+        decision = AllDone()
+    match decision:
+        case Fire():
+            return _fire(turn, decision)
+        case AwaitReadback():
+            return _readback(turn, decision)
+        case Ask():
+            return _ask(turn, decision)
+        case AllDone():
+            return _all_done(turn, decision)
+        case Announce():  # pragma: no cover - the cascade consumes every announce
+            raise AssertionError("announce left after cascade")
+
+
+def _fire(turn: Turn, decision: Fire) -> Action:
+    if turn.inline_confirmed:
+        # The LLM must first call setters for the new content of "yes, and …" (§7.3a).
+        return turn.collection_action(decision, "")
+    exits.re_defer(turn, decision.tasks)
+    calls = tuple(_executor_call(turn, name) for name in decision.tasks)
+    turn.log("fire", tasks=list(decision.tasks))
+    message = turn.joined_messages()
+    return turn.preempt_action(decision, message, calls=calls, force=turn.announce_force, phase="collection")
+
+
+def _executor_call(turn: Turn, task_name: str) -> ToolCall:
+    task = turn.flow.task[task_name]
+    args: dict[str, JsonValue] = {}
+    for name in task.config.inputs:
+        slot = turn.flow.slot[name]
+        if is_active(slot, turn.state):
+            record = turn.state.record(name)
+            args[name] = record.value if record.settled else slot.config.default
+    return ToolCall(task.config.tool, args, "executor", task_name)
+
+
+def _readback(turn: Turn, decision: AwaitReadback) -> Action:
+    text = turn.readback(decision.slots)
+    if turn.promoted_now or any(n in turn.state.promoted for n in decision.slots):
+        turn.hints.append(turn.scope_hint(decision.slots))
+    turn.asks = decision.slots
+    prefix = turn.joined_messages()
+    if prefix and turn.task_message:
+        return turn.preempt_action(decision, f"{prefix} {text}", phase="readback")
+    return turn.llm_action(decision, f"{prefix} {text}".strip(), phase="readback")
+
+
+def _ask(turn: Turn, decision: Ask) -> Action:
+    question = turn.ask_directive(decision.slots)
+    turn.asks = decision.slots
+    turn.ask_response(decision.slots)
+    if turn.readback_transition:
+        prefix = turn.transition_prefix()
+        return turn.preempt_action(decision, f"{prefix} {question}".strip(), phase="collection")
+    if turn.task_message:
+        return turn.preempt_action(decision, turn.task_message, phase="collection")
+    if turn.announce_messages:
+        message = f"{turn.joined_messages()} {question}".strip()
+        if turn.announce_force:
+            return turn.preempt_action(decision, message, force=True, phase="collection")
+        return turn.collection_action(decision, message)
+    return turn.collection_action(decision, question)
+
+
+def _all_done(turn: Turn, decision: AllDone) -> Action:
+    if turn.state.status == "in_progress":
+        exits.check_completion(turn)
+    message = turn.joined_messages()
+    if message and (turn.task_message or turn.announce_force):
+        return turn.preempt_action(decision, message, force=turn.announce_force, phase="collection")
+    return turn.collection_action(decision, message)
+
+
+_STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Action | None], ...] = (
+    _gate,
+    _prefill,
+    _detect_change,
+    _promote_and_route,
+    _deactivate,
+    _auto_confirm,
+    exits.declined_inputs,
+    exits.slot_errors,
+    exits.steer_back,
+    exits.stall_escape,
+    exits.post_executor,
+)

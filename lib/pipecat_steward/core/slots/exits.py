@@ -1,0 +1,238 @@
+"""Turn stages that end a turn early: declined inputs, slot errors, steer-back, the stall
+escape and post-executor handling; plus deferred-group promotion and completion.
+
+Each stage takes the ``Turn`` and returns an ``Action`` when it settles the turn, else None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pipecat_steward.core.slots import prompt
+from pipecat_steward.core.slots.action import Action, ToolCall
+from pipecat_steward.core.slots.compiled import CompiledFlow
+from pipecat_steward.core.slots.config import OnExhaust, ThenCall
+from pipecat_steward.core.slots.dag import AwaitReadback, decide, is_active, is_complete, task_active
+from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.turn import Turn
+from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = [
+    "check_completion",
+    "declined_inputs",
+    "post_executor",
+    "promote_complete_groups",
+    "re_defer",
+    "slot_errors",
+    "stall_escape",
+    "steer_back",
+    "then_call",
+]
+
+
+def then_call(then: str | ThenCall | None, values: Mapping[str, JsonValue]) -> tuple[ToolCall, ...]:
+    """Resolve an ``on_exhaust.then`` (string or dict form) with ``{slot}`` args (§5.1)."""
+    if then is None:
+        return ()
+    if isinstance(then, str):
+        return (ToolCall(then, {}, "then"),)
+    args = {k: prompt.render(v, values) if isinstance(v, str) else v for k, v in then.args.items()}
+    return (ToolCall(then.tool, args, "then"),)
+
+
+def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = None) -> Action:
+    state = turn.state
+    values: dict[str, JsonValue] = {**state.variables, **(extra or {})}
+    message = prompt.render(exhaust.say, values)
+    turn.response.extend(prompt.resolve_response(state, exhaust.response, exhaust.channel_responses))
+    calls = then_call(exhaust.then, values)
+    state.status = "escalated"
+    return turn.preempt_action(None, message, calls=calls, force=True)
+
+
+def declined_inputs(turn: Turn, _: object) -> Action | None:
+    """A declined required input of a pending task triggers its ``on_input_declined``."""
+    flow, state = turn.flow, turn.state
+    for task in flow.tasks:
+        if task.name in state.succeeded or not task_active(task, state):
+            continue
+        for name in task.config.inputs:
+            slot = flow.slot[name]
+            if slot.config.required and state.record(name).status == "declined" and is_active(slot, state):
+                turn.log("input_declined", task=task.name, slot=name)
+                rule = task.config.on_input_declined
+                extra = {"declined": slot.label.replace("_", " "), "summary": prompt.summary(flow, state)}
+                return _escalate(turn, OnExhaust(say=rule.say, then=rule.then), extra)
+    return None
+
+
+def slot_errors(turn: Turn, _: object) -> Action | None:
+    """Process every setter error of the turn; join their messages (§5b.3)."""
+    state = turn.state
+    if not state.slot_errors:
+        return None
+    errors, state.slot_errors = state.slot_errors, []
+    messages: list[str] = []
+    for error in errors:
+        slot = turn.flow.slot[error.slot]
+        key = f"slot:{error.slot}"
+        state.retries[key] = state.retries.get(key, 0) + 1
+        turn.log("slot_error", slot=error.slot, code=error.code, retries=state.retries[key])
+        validation = slot.config.validation
+        if state.retries[key] >= validation.max_retries:
+            turn.log("slot_error_exhaust", slot=error.slot)
+            return _escalate(turn, validation.on_exhaust)
+        text = validation.errors.get(error.code) or prompt.ask_text(turn.flow, state, [error.slot])
+        messages.append(prompt.render(text, state.variables))
+        by_channel = validation.channel_error_responses.get(error.code, {})
+        turn.response.extend(prompt.resolve_response(state, validation.error_responses.get(error.code), by_channel))
+    return turn.preempt_action(None, " ".join(dict.fromkeys(messages)))
+
+
+def steer_back(turn: Turn, _: object) -> Action | None:
+    """The 3-tier stall recovery (§7.6): soft directive, hard preempt with yield, escalate."""
+    state = turn.state
+    cfg = turn.flow.config.steer_back
+    if not turn.user_text:
+        return None
+    if turn.yielded:
+        turn.log("steer_back_yield", turns=state.steer_back_turns)
+        return None
+    turns = state.steer_back_turns
+    if turns >= cfg.escalate_after:
+        turn.log("steer_back_escalate", turns=turns)
+        return _escalate(turn, cfg.on_exhaust)
+    question = _current_question(turn)
+    if turns >= cfg.hard_after and question:
+        state.hard_steer_yielded = True
+        turn.log("steer_back_hard", turns=turns, msg=question)
+        return turn.preempt_action(None, question, force=True, phase=_phase(state))
+    if turns >= cfg.soft_after and question:
+        directive = prompt.render(cfg.directive, {"question": question})
+        turn.log("steer_back_soft", turns=turns, directive=directive)
+        turn.hints.append(prompt.Hint("steer_back", directive))
+    return None
+
+
+def _phase(state: SessionState) -> Any:
+    return "readback" if any(r.status == "pending" for r in state.slots.values()) else "collection"
+
+
+def _current_question(turn: Turn) -> str:
+    decision = decide(turn.flow, turn.state)
+    if isinstance(decision, AwaitReadback):
+        return turn.readback(decision.slots)
+    names = getattr(decision, "slots", ())
+    return turn.ask_directive(names) if names and not getattr(decision, "tasks", ()) else ""
+
+
+def stall_escape(turn: Turn, _: object) -> Action | None:
+    """Seed 003: after N caller turns with no slot newly settled, hand over with what we have."""
+    state = turn.state
+    limit = turn.flow.config.stall_escape_after
+    if limit is None or not turn.user_text:
+        return None
+    settled = sum(1 for r in state.slots.values() if r.status in ("filled", "inferred", "declined"))
+    state.stall_turns = 0 if settled > state.settled_count else state.stall_turns + (state.turn > 1)
+    state.settled_count = settled
+    if state.stall_turns < limit:
+        return None
+    turn.log("stall_escape", turns=state.stall_turns)
+    say = turn.flow.config.stall_escape_say
+    return _escalate(turn, OnExhaust(say=say), {"summary": prompt.summary(turn.flow, state)})
+
+
+def post_executor(turn: Turn, _: object) -> Action | None:
+    """Apply task results (§3.2): success → then_say, terminal → complete; failure → retry or
+    exhaust."""
+    state = turn.state
+    done, state.just_completed = state.just_completed, []
+    messages: list[str] = []
+    for name in done:
+        action = _one_result(turn, name, messages)
+        if action is not None:
+            return action
+    turn.task_message = " ".join(m for m in messages if m)
+    if state.status == "complete":
+        return turn.preempt_action(None, turn.task_message, force=True)
+    failed = any(n not in state.succeeded for n in done)
+    return turn.preempt_action(None, turn.task_message) if failed else None
+
+
+def _one_result(turn: Turn, name: str, messages: list[str]) -> Action | None:
+    state, cfg = turn.state, turn.flow.task[name].config
+    ok = name in state.succeeded
+    turn.log("task", name=name, ok=ok)
+    if ok:
+        state.retries.pop(name, None)
+        messages.append(prompt.render(cfg.then_say, state.variables))
+        turn.response.extend(prompt.resolve_response(state, cfg.then_response, cfg.channel_then_response))
+        if cfg.terminal:
+            state.status = "complete"
+        return None
+    state.retries[name] = state.retries.get(name, 0) + 1
+    if state.retries[name] >= cfg.on_failure.max_retries:
+        turn.log("task_exhaust", name=name)
+        return _escalate(turn, cfg.on_failure.on_exhaust)
+    for slot in cfg.on_failure.clear_slots:
+        put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
+    messages.append(prompt.render(cfg.on_failure.retry_say, state.variables))
+    turn.response.extend(
+        prompt.resolve_response(state, cfg.on_failure.retry_response, cfg.on_failure.channel_retry_response)
+    )
+    return None
+
+
+def promote_complete_groups(flow: CompiledFlow, state: SessionState) -> list[str]:
+    """Promote a grouped task's deferred inputs to pending once all are accounted for (§7a.3)."""
+    promoted: list[str] = []
+    for task in flow.tasks:
+        if not task.config.readback_inputs or task.name in state.succeeded:
+            continue
+        inputs = [flow.slot[n] for n in task.config.inputs]
+        group = [s.name for s in inputs if s.is_user and is_active(s, state)]
+        statuses = [state.record(n).status for n in group]
+        if "deferred" not in statuses or not all(_accounted(flow, state, n) for n in group):
+            continue
+        for name in group:
+            r = state.record(name)
+            if r.status == "deferred":
+                put(state, name, SlotRecord("pending", r.value, r.source, r.origin, r.turn))
+                promoted.append(name)
+    state.promoted = [*state.promoted, *promoted]
+    return promoted
+
+
+def _accounted(flow: CompiledFlow, state: SessionState, name: str) -> bool:
+    status = state.record(name).status
+    if status in ("filled", "inferred", "pending", "deferred"):
+        return True
+    return not flow.slot[name].config.required and status == "declined"
+
+
+def re_defer(turn: Turn, firing: Sequence[str]) -> None:
+    """Promoted values go back to deferred when a different task is about to fire (§19.2)."""
+    state = turn.state
+    groups = {n for t in firing if turn.flow.task[t].config.readback_inputs for n in turn.flow.task[t].config.inputs}
+    for name in list(state.promoted):
+        r = state.record(name)
+        if r.status == "pending" and name not in groups:
+            put(state, name, SlotRecord("deferred", r.value, r.source, r.origin, r.turn))
+            state.promoted.remove(name)
+            turn.log("re_deferred", slot=name, task=",".join(firing))
+
+
+def check_completion(turn: Turn) -> bool:
+    """A flow without a terminal task completes on seed 003's criterion; True when it did."""
+    flow, state = turn.flow, turn.state
+    if any(t.config.terminal for t in flow.tasks) or state.status != "in_progress":
+        return False
+    if any(t.name not in state.succeeded and task_active(t, state) for t in flow.tasks):
+        return False
+    if not is_complete(flow, state):
+        return False
+    state.status = "complete"
+    turn.log("done", reason="all required slots settled")
+    return True

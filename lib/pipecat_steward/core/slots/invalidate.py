@@ -1,0 +1,50 @@
+"""What a correction invalidates: task results that consumed the old value, the slots those
+tasks filled, and slots whose ``requires`` chain passes through any of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pipecat_steward.core.slots.compiled import CompiledFlow
+from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.state import SessionState, SlotRecord
+
+__all__ = ["invalidate_dependents"]
+
+
+def invalidate_dependents(flow: CompiledFlow, state: SessionState, name: str) -> tuple[str, ...]:
+    """Clear everything derived from slot ``name`` on ``state`` (in place).
+
+    Returns:
+        The slots that were cleared, in declaration order.
+    """
+    changed = {name}
+    cleared: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for task in flow.tasks:
+            cfg = task.config
+            if task.name in state.task_results and changed & {*cfg.inputs, *cfg.requires}:
+                _drop_task(state, task.name)
+                grew |= _add(changed, cleared, cfg.outputs.values())
+        for slot in flow.slots:
+            if slot.name not in changed and changed & set(slot.config.requires):
+                grew |= _add(changed, cleared, [slot.name])
+    for slot in cleared:
+        put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
+    return tuple(s.name for s in flow.slots if s.name in cleared)
+
+
+def _drop_task(state: SessionState, task: str) -> None:
+    state.task_results.pop(task, None)
+    if task in state.succeeded:
+        state.succeeded.remove(task)
+    state.retries.pop(task, None)
+
+
+def _add(changed: set[str], cleared: set[str], names: Iterable[str]) -> bool:
+    new = [n for n in names if n not in changed]
+    changed.update(new)
+    cleared.update(new)
+    return bool(new)

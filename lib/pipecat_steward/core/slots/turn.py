@@ -1,0 +1,219 @@
+"""``Turn``: the working state of one engine invocation and the helpers its stages share.
+
+A ``Turn`` owns a private copy of the session state; stages change it and collect messages,
+hints and debug entries. ``finish`` turns the collected pieces into the final ``Action``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipecat_steward.core.slots import prompt
+from pipecat_steward.core.slots.action import Action, Chooser, DebugEntry, Hint, Phase, ToolCall
+from pipecat_steward.core.slots.compiled import CompiledFlow
+from pipecat_steward.core.slots.config import ResponsePart
+from pipecat_steward.core.slots.dag import Announce, Decision, decide
+from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.visibility import visible_tools
+from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["Turn"]
+
+
+class Turn:
+    """One invocation in progress. Stages read and change ``state`` and the collectors."""
+
+    def __init__(
+        self, flow: CompiledFlow, state: SessionState, user_text: str, rng: Chooser | None, first_turn: bool
+    ) -> None:
+        self.flow = flow
+        self.state = state
+        self.user_text = user_text
+        self.rng = rng
+        self.first_turn = first_turn
+        self.events: list[DebugEntry] = []
+        self.hints: list[Hint] = []
+        self.announce_messages: list[str] = []
+        self.announce_force = False
+        self.task_message = ""
+        self.response: list[ResponsePart] = []
+        self.fresh_deferred: list[str] = []
+        self.promoted_now: list[str] = []
+        self.asks: tuple[str, ...] = ()
+        self.inline_confirmed = False
+        self.readback_transition = False
+        self.yielded = False
+
+    def begin(self) -> None:
+        """Count the invocation and, for a caller turn, the turn and the steer-back counter."""
+        state = self.state
+        state.invocation += 1
+        self.readback_transition = state.readback_transition
+        state.readback_transition = False
+        if not self.user_text:
+            return
+        state.turn += 1
+        if state.hard_steer_yielded:
+            state.hard_steer_yielded = False
+            self.yielded = True
+        else:
+            state.steer_back_turns += 1
+
+    def log(self, tag: str, **data: JsonValue) -> None:
+        """Record a debug entry with a §19.2 tag."""
+        self.events.append(DebugEntry(tag, self.state.invocation, data))
+
+    # -- text ---------------------------------------------------------------------------
+
+    def ask_directive(self, names: Sequence[str]) -> str:
+        return prompt.ask_text(self.flow, self.state, names)
+
+    def readback(self, names: Sequence[str]) -> str:
+        return prompt.readback_text(self.flow, self.state, names)
+
+    def scope_hint(self, names: Sequence[str]) -> Hint:
+        return prompt.readback_scope(self.flow, self.state, names)
+
+    def joined_messages(self) -> str:
+        return " ".join(m for m in [*self.announce_messages, self.task_message] if m).strip()
+
+    def transition_prefix(self) -> str:
+        prefixes = list(self.flow.config.confirm_transition_prefix)
+        if not prefixes:
+            return ""
+        return self.rng.choice(prefixes) if self.rng is not None else prefixes[0]
+
+    def ask_response(self, names: Sequence[str]) -> None:
+        for name in names:
+            cfg = self.flow.slot[name].config
+            self.response.extend(prompt.resolve_response(self.state, cfg.response, cfg.channel_responses))
+
+    # -- the announce cascade (§12.3) ----------------------------------------------------
+
+    def announce_cascade(self) -> Decision:
+        """Fill consecutive announce slots, collecting their messages, until another decision."""
+        decision = decide(self.flow, self.state)
+        while isinstance(decision, Announce):
+            cfg = self.flow.slot[decision.slot].config
+            put(self.state, decision.slot, SlotRecord("filled", True, None, "announce", self.state.turn))
+            self.announce_messages.append(prompt.render(cfg.message, self.state.variables))
+            self.announce_force = self.announce_force or cfg.preempt
+            self.response.extend(prompt.resolve_response(self.state, cfg.response, cfg.channel_responses))
+            self.log("announce", slot=decision.slot)
+            decision = decide(self.flow, self.state)
+        return decision
+
+    # -- actions ------------------------------------------------------------------------
+
+    def collection_action(self, decision: Decision | None, directive: str, phase: Phase = "collection") -> Action:
+        return self.llm_action(decision, directive, phase)
+
+    def llm_action(self, decision: Decision | None, directive: str, phase: Phase) -> Action:
+        """The LLM runs, guided by ``directive``."""
+        return Action(phase=phase, status=self.state.status, decision=decision, directive=directive)
+
+    def preempt_action(
+        self,
+        decision: Decision | None,
+        message: str,
+        *,
+        calls: tuple[ToolCall, ...] = (),
+        force: bool = False,
+        phase: Phase = "collection",
+    ) -> Action:
+        """Skip the LLM and speak ``message`` verbatim (after running ``calls``)."""
+        return Action(
+            phase=phase,
+            status=self.state.status,
+            decision=decision,
+            directive=message,
+            preempt=True,
+            force_preempt=force,
+            message=message,
+            calls=calls,
+        )
+
+    def finish(self, action: Action) -> Action:
+        """Complete ``action``: visibility, hints, suffix, payload routing and bookkeeping."""
+        state = self.state
+        fresh = action.phase == "readback" and not state.had_pending
+        visible = visible_tools(self.flow, state, fresh)
+        preempt = action.preempt and (not self.first_turn or action.force_preempt)
+        hints = self._hints(action, preempt)
+        response = self._route_payloads(preempt)
+        suffix = prompt.build_suffix(self.flow, action.phase, action.directive, hints, visible)
+        self._close(action, visible, preempt)
+        return Action(
+            phase=action.phase,
+            status=state.status,
+            decision=action.decision,
+            visible_tools=visible,
+            hidden_tools=self.flow.tool_names - visible,
+            directive=action.directive,
+            hints=tuple(hints),
+            suffix=suffix,
+            preempt=preempt,
+            force_preempt=action.force_preempt,
+            message=action.message if preempt else "",
+            response=response,
+            calls=action.calls,
+            asks=self.asks,
+            inline_confirmed=self.inline_confirmed,
+            events=tuple(self.events),
+        )
+
+    def _hints(self, action: Action, preempt: bool) -> list[Hint]:
+        hints = list(self.hints)
+        if action.phase == "terminal" or preempt:
+            return hints
+        pending = any(r.status == "pending" for r in self.state.slots.values())
+        if self.fresh_deferred and not pending:
+            hints.append(prompt.deferred_hint(self.fresh_deferred, action.directive))
+        self._gate_context(hints)
+        self._inferred(hints)
+        return hints
+
+    def _gate_context(self, hints: list[Hint]) -> None:
+        state = self.state
+        gate = self.flow.config.gate_slot
+        if gate and state.gate_user_text and not state.gate_text_delivered and state.record(gate).settled:
+            text = f'The caller said earlier: "{state.gate_user_text}". Take any values it contains from there rather than asking again.'
+            hints.append(Hint("user_context", text))
+            state.gate_text_delivered = True
+
+    def _inferred(self, hints: list[Hint]) -> None:
+        names = [n for n, r in self.state.slots.items() if r.status == "inferred" and not r.spoken]
+        if not names:
+            return
+        hints.append(prompt.inferred_hint(self.flow, self.state, names))
+        for name in names:
+            r = self.state.slots[name]
+            put(self.state, name, SlotRecord(r.status, r.value, r.source, r.origin, self.state.turn, True))
+
+    def _route_payloads(self, preempt: bool) -> tuple[ResponsePart, ...]:
+        if not self.response:
+            return ()
+        route = "preempt_dispatch" if preempt else "stash"
+        self.log("payload_route", path=route, count=len(self.response))
+        if preempt:
+            return tuple(self.response)
+        self.state.pending_payloads.extend(self.response)
+        return ()
+
+    def _close(self, action: Action, visible: frozenset[str], preempt: bool) -> None:
+        state = self.state
+        state.had_pending = any(r.status == "pending" for r in state.slots.values())
+        state.fresh_deferred = list(self.fresh_deferred)
+        state.seen_revision = state.revision
+        self.log(
+            "invoke",
+            phase=action.phase,
+            filled=sorted(state.with_status("filled", "inferred")),
+            pending=sorted(state.with_status("pending")),
+            deferred=sorted(state.with_status("deferred")),
+            visible=sorted(visible),
+            asking=list(self.asks),
+            fired=[c.name for c in action.calls],
+            preempted=preempt,
+        )

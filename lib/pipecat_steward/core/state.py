@@ -1,0 +1,173 @@
+"""The session state: one serialisable blackboard per conversation.
+
+``SessionState`` holds every slot record, the variables conditions read, task results, retry
+counters and the engine's phase flags. It is plain data: the engine copies it on entry and
+returns a new one, so a recorded conversation replays to the same decisions. ``to_json`` and
+``from_json`` round-trip it losslessly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal, cast
+
+from pipecat_steward.core.variables import JsonValue, Origin
+from pipecat_steward.exceptions import StateError
+
+__all__ = [
+    "RunStatus",
+    "SessionState",
+    "SlotError",
+    "SlotRecord",
+    "SlotStatus",
+]
+
+SlotStatus = Literal["empty", "pending", "deferred", "filled", "inferred", "declined"]
+RunStatus = Literal["in_progress", "complete", "escalated"]
+
+SETTLED: frozenset[SlotStatus] = frozenset({"filled", "inferred"})
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRecord:
+    """What is known about one slot.
+
+    Attributes:
+        status: ``empty | pending | deferred | filled | inferred | declined``.
+        value: The value (``None`` while empty or declined).
+        source: The caller's words the value came from, when known (required for inferred).
+        origin: Who proposed it: user, extraction, event, task, announce or program.
+        turn: The caller turn at which the record last changed.
+        spoken: For inferred values: whether the bot has said the inference aloud yet.
+    """
+
+    status: SlotStatus = "empty"
+    value: JsonValue = None
+    source: str | None = None
+    origin: Origin = "user"
+    turn: int = 0
+    spoken: bool = False
+
+    @property
+    def settled(self) -> bool:
+        """True when the value is usable: filled or inferred."""
+        return self.status in SETTLED
+
+
+EMPTY = SlotRecord()
+
+
+@dataclass(frozen=True, slots=True)
+class SlotError:
+    """A setter's validation failure, queued for the engine's next invocation."""
+
+    slot: str
+    code: str
+
+
+@dataclass(slots=True)
+class SessionState:
+    """One conversation's state. The engine treats it as a value: copy, change, return.
+
+    Attributes:
+        slots: Slot name to record. Slots never written are absent (read as empty).
+        variables: The blackboard conditions read; settled slot values are mirrored here.
+        task_results: Raw result of each task's latest execution.
+        succeeded: Tasks whose latest execution succeeded.
+        retries: Failure counts: bare task names, ``slot:<name>`` and ``readback``.
+        slot_errors: Setter validation failures not yet processed.
+        just_completed: Tasks whose results arrived since the last invocation.
+        status: ``in_progress``, ``complete`` or ``escalated``.
+        turn: Caller turns seen (an invocation with user text starts a new one).
+        invocation: Engine invocations so far (the ``n`` of debug entries).
+        revision: Bumped by every external change to slots (tool results, fills).
+        seen_revision: The revision the engine saw at the end of its last invocation.
+        steer_back_turns: Caller turns since the last forward progress.
+        stall_turns: Caller turns since a slot last reached a terminal status.
+        settled_count: Slots in a terminal status at the last caller turn.
+        hard_steer_yielded: The last hard steer-back preempted; let the next turn run free.
+        auto_confirm_pending: An auto-confirm is in flight (its change is not progress).
+        readback_transition: A readback was just confirmed; preempt the next question.
+        had_pending: Whether pending values existed at the end of the last invocation.
+        pending_turn: The turn at which the current pending values were read back first.
+        promoted: Slots promoted from deferred to pending for a grouped readback.
+        fresh_deferred: Slots routed to deferred during the last routing.
+        gate_user_text: The caller's words captured while a gate slot was open.
+        gate_text_delivered: Whether the captured gate text has been handed to the LLM.
+        pending_payloads: Rich response parts stashed for delivery with the next LLM reply.
+        channel: The delivery channel (``MOBILE``, ``WEB`` …) for channel responses.
+    """
+
+    slots: dict[str, SlotRecord] = field(default_factory=lambda: {})
+    variables: dict[str, JsonValue] = field(default_factory=lambda: {})
+    task_results: dict[str, dict[str, JsonValue]] = field(default_factory=lambda: {})
+    succeeded: list[str] = field(default_factory=lambda: [])
+    retries: dict[str, int] = field(default_factory=lambda: {})
+    slot_errors: list[SlotError] = field(default_factory=lambda: [])
+    just_completed: list[str] = field(default_factory=lambda: [])
+    status: RunStatus = "in_progress"
+    turn: int = 0
+    invocation: int = 0
+    revision: int = 0
+    seen_revision: int = 0
+    steer_back_turns: int = 0
+    stall_turns: int = 0
+    settled_count: int = 0
+    hard_steer_yielded: bool = False
+    auto_confirm_pending: bool = False
+    readback_transition: bool = False
+    had_pending: bool = False
+    pending_turn: int = 0
+    promoted: list[str] = field(default_factory=lambda: [])
+    fresh_deferred: list[str] = field(default_factory=lambda: [])
+    gate_user_text: str = ""
+    gate_text_delivered: bool = False
+    pending_payloads: list[dict[str, JsonValue]] = field(default_factory=lambda: [])
+    channel: str = ""
+
+    def record(self, name: str) -> SlotRecord:
+        """Return the record of ``name`` (an empty record when never written)."""
+        return self.slots.get(name, EMPTY)
+
+    def with_status(self, *statuses: SlotStatus) -> dict[str, JsonValue]:
+        """Return ``{name: value}`` of the slots in any of ``statuses``, in insertion order."""
+        return {n: r.value for n, r in self.slots.items() if r.status in statuses}
+
+    def copy(self) -> SessionState:
+        """Return an independent copy (records are immutable, containers are copied)."""
+        return replace(
+            self,
+            slots=dict(self.slots),
+            variables=dict(self.variables),
+            task_results=dict(self.task_results),
+            succeeded=list(self.succeeded),
+            retries=dict(self.retries),
+            slot_errors=list(self.slot_errors),
+            just_completed=list(self.just_completed),
+            promoted=list(self.promoted),
+            fresh_deferred=list(self.fresh_deferred),
+            pending_payloads=list(self.pending_payloads),
+        )
+
+    def to_json(self) -> str:
+        """Serialise to JSON text (lossless: ``from_json(to_json(s)) == s``)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> SessionState:
+        """Rebuild a state from ``to_json`` output.
+
+        Raises:
+            StateError: When the text is not a serialised session state.
+        """
+        try:
+            raw = cast(dict[str, Any], json.loads(text))
+            raw["slots"] = {k: SlotRecord(**v) for k, v in raw["slots"].items()}
+            raw["slot_errors"] = [SlotError(**e) for e in raw["slot_errors"]]
+            unknown = set(raw) - {f.name for f in fields(cls)}
+            if unknown:
+                raise StateError(f"unknown state fields: {', '.join(sorted(unknown))}")
+            return cls(**raw)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise StateError(f"not a serialised session state: {exc}") from exc
