@@ -25,6 +25,7 @@ from pipecat.frames.frames import (
     StartFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
+    TTSTextFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.pipeline.pipeline import Pipeline
@@ -112,15 +113,25 @@ class PlaybackTransport(BaseOutputTransport):
 
 
 class ActivityObserver(BaseObserver):
-    """Remembers when the last meaningful frame moved, to wait for a quiet pipeline."""
+    """Remembers when the last meaningful frame moved, and the text the bot spoke.
+
+    Attributes:
+        last_push: `time.monotonic()` of the latest non-audio push.
+        spoken: Text of every `TTSTextFrame` (what a speech-to-speech service spoke).
+
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.last_push = time.monotonic()
+        self.spoken: list[str] = []
 
     async def on_push_frame(self, data: FramePushed) -> None:
-        if not isinstance(data.frame, _NOISE):
-            self.last_push = time.monotonic()
+        if isinstance(data.frame, _NOISE):
+            return
+        self.last_push = time.monotonic()
+        if data.first_push and isinstance(data.frame, TTSTextFrame):
+            self.spoken.append(data.frame.text)
 
 
 def transcript_turn_strategies(stop_secs: float = 0.05) -> UserTurnStrategies:
@@ -132,10 +143,11 @@ def transcript_turn_strategies(stop_secs: float = 0.05) -> UserTurnStrategies:
 
 
 class TextPipeline:
-    """`user_agg → [before_llm…] → llm → TextTTS → PlaybackTransport → assistant_agg`.
+    """`user_agg → [before_llm…] → llm → [after_llm…] → TextTTS → output → assistant_agg`.
 
     Use as an async context manager; `say` a caller turn, `settle` until the bot is done,
-    then read `spoken` (bot sentences) and `context`.
+    then read `spoken` (bot sentences) and `context`. With `speech_to_speech=True` there is
+    no TTS stage (the LLM service produces the audio) and `spoken` is what it transcribed.
     """
 
     def __init__(
@@ -148,6 +160,7 @@ class TextPipeline:
         after_llm: Sequence[FrameProcessor] = (),
         secs_per_word: float = 0.0,
         user_id: str = "caller",
+        speech_to_speech: bool = False,
     ) -> None:
         """Build the pipeline (it starts on `__aenter__`).
 
@@ -159,6 +172,7 @@ class TextPipeline:
             after_llm: Processors between the LLM and the TTS.
             secs_per_word: Speech duration per word; > 0 plays audio in real time.
             user_id: The `user_id` of the caller's transcripts.
+            speech_to_speech: Leave out the TTS: `llm` is an S2S service.
 
         """
         self.llm = llm
@@ -168,10 +182,11 @@ class TextPipeline:
         self.user_agg, self.assistant_agg = LLMContextAggregatorPair(
             self.context, user_params=params
         )
-        self.tts = TextTTS(secs_per_word=secs_per_word)
+        self.tts = None if speech_to_speech else TextTTS(secs_per_word=secs_per_word)
         self.output = PlaybackTransport(realtime=secs_per_word > 0)
         self.activity = ActivityObserver()
-        stages = [self.user_agg, *before_llm, llm, *after_llm, self.tts, self.output]
+        speech = [] if self.tts is None else [self.tts]
+        stages = [self.user_agg, *before_llm, llm, *after_llm, *speech, self.output]
         self.worker = PipelineWorker(
             Pipeline([*stages, self.assistant_agg]),
             params=PipelineParams(),
@@ -183,8 +198,8 @@ class TextPipeline:
 
     @property
     def spoken(self) -> list[str]:
-        """Every sentence the bot spoke (sent to the TTS), in order."""
-        return self.tts.spoken
+        """Every sentence the bot spoke (sent to the TTS, or transcribed by the S2S service)."""
+        return self.activity.spoken if self.tts is None else self.tts.spoken
 
     async def __aenter__(self) -> Self:
         runner = WorkerRunner(handle_sigint=False)

@@ -40,28 +40,7 @@ from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
 from pipecat_steward.pipecat.preempt import split_sentences
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    """Say `text` (streamed as one `LLMTextFrame` per sentence)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """Call tool `name` with `args`; `tool_call_id` is generated when omitted."""
-
-    name: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-    tool_call_id: str | None = None
-
-
-Action: TypeAlias = Say | Call
-Step: TypeAlias = Action | str | Sequence[Action]
-"""One model response: a `Say`, a `Call`, a plain string (a `Say`), or several actions.
-Text is emitted before the calls, as models stream it."""
+from pipecat_steward.testing.script import Call, Step, split_step
 
 Direction = Literal["downstream", "upstream"]
 CallOutcome = Literal["pending", "ok", "error", "refused"]
@@ -213,9 +192,9 @@ class ScriptedLLM(LLMService):
         seen = self._snapshot(context, direction)
         inference = Inference(seen=seen, scripted=bool(self._script))
         self.inferences.append(inference)
-        says, calls = _actions(self._next_step(seen))
+        said, calls = split_step(self._next_step(seen))
         await self.push_frame(LLMFullResponseStartFrame())
-        await self._say(inference, says)
+        await self._say(inference, said)
         await self.run_function_calls(self._admit(inference, calls, context))
         await self.push_frame(LLMFullResponseEndFrame())
 
@@ -229,8 +208,7 @@ class ScriptedLLM(LLMService):
             return item(seen)
         return item
 
-    async def _say(self, inference: Inference, says: list[str]) -> None:
-        text = " ".join(says)
+    async def _say(self, inference: Inference, text: str) -> None:
         inference.said = text
         for sentence in split_sentences(text):
             await self.push_frame(LLMTextFrame(sentence))
@@ -290,14 +268,6 @@ def visible_tool_names(context: LLMContext) -> tuple[str, ...]:
 
 def _tool_name(tool: Any) -> str:
     return getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))
-
-
-def _actions(step: Step) -> tuple[list[str], list[Call]]:
-    """Split a step into its texts and its calls."""
-    items: Sequence[Any] = [step] if isinstance(step, (Say, Call, str)) else step
-    says = [item.text if isinstance(item, Say) else item for item in items if not isinstance(item, Call)]
-    calls = [item for item in items if isinstance(item, Call)]
-    return [s for s in says if s], calls
 
 
 def _settings(system_instruction: str | None) -> LLMSettings:

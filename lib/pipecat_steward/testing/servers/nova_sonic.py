@@ -1,0 +1,208 @@
+"""An in-memory AWS Nova Sonic bidirectional stream for offline S2S tests.
+
+Pipecat's `AWSNovaSonicLLMService` talks to Bedrock through a Smithy client whose endpoint
+is fixed in `create_client()`, the service's override point. `nova_sonic_service(fake,
+...)` builds the real service with `create_client` returning this fake, which speaks Nova
+Sonic's JSON event protocol: an interactive user text block or a tool result starts the
+next scripted step (speculative text, audio, final text, or a `toolUse`).
+
+    async with NovaSonicFake([Say("Hello.")]) as fake:
+        llm = nova_sonic_service(fake, system_instruction="...")
+
+Needs Python >= 3.12 and `pipecat-ai[aws-nova-sonic]` (`aws_sdk_bedrock_runtime`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from pipecat_steward.testing.script import Call, Step, split_step
+from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+
+if TYPE_CHECKING:
+    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
+
+Event = dict[str, Any]
+_AUDIO = base64.b64encode(b"\x00\x00" * 480).decode()  # 20 ms of 24 kHz silence
+
+
+class NovaSonicFake(ScriptedFake[Event]):
+    """The model side of a Nova Sonic stream, scripted per response.
+
+    Attributes:
+        received: Every client event (`{"<eventName>": {...}}`), in order.
+
+    """
+
+    def __init__(self, script: Iterable[StepSource] = (), *, default: Step = DEFAULT_REPLY):
+        """Create the fake.
+
+        Args:
+            script: One step per model response; a callable step gets the triggering event.
+            default: The response once the script is exhausted.
+
+        """
+        super().__init__(script, default=default)
+        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._open: dict[str, Event] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.streams = 0
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self.close()
+
+    def texts(self) -> list[tuple[str, bool]]:
+        """Every text block the client sent with a USER role, as (text, interactive)."""
+        starts = {e["contentStart"]["contentName"]: e["contentStart"] for e in self._of("contentStart")}
+        found: list[tuple[str, bool]] = []
+        for event in self._of("textInput"):
+            start = starts.get(event["textInput"]["contentName"], {})
+            if start.get("role") == "USER":
+                found.append((event["textInput"]["content"], bool(start.get("interactive"))))
+        return found
+
+    def tool_results(self) -> list[str]:
+        """Return the content of every `toolResult` the client sent."""
+        return [e["toolResult"]["content"] for e in self._of("toolResult")]
+
+    async def user_says(self, text: str) -> None:
+        """Transcribe `text` as the caller's speech, then answer with the next step."""
+        final = json.dumps({"generationStage": "FINAL"})
+        await self._block("TEXT", "USER", {"textOutput": {"content": text}}, "END_TURN", final)
+        self._spawn(self._respond(self.next_step({"userSays": text})))
+
+    # -- the DuplexEventStream surface pipecat uses --------------------------------------
+
+    @property
+    def input_stream(self) -> NovaSonicFake:
+        """The input side: pipecat calls `send(chunk)` on it."""
+        return self
+
+    async def send(self, chunk: Any) -> None:
+        await self._on_client_event(json.loads(chunk.value.bytes_.decode())["event"])
+
+    async def await_output(self) -> tuple[None, NovaSonicFake]:
+        return None, self
+
+    async def receive(self) -> Any:
+        return await self._outbox.get()
+
+    async def close(self) -> None:
+        await self._outbox.put(None)
+
+    # -- the model -----------------------------------------------------------------------
+
+    def _of(self, name: str) -> list[Event]:
+        return [e for e in self.received if name in e]
+
+    async def _on_client_event(self, event: Event) -> None:
+        self.record(event)
+        name, body = next(iter(event.items()))
+        if name == "contentStart":
+            self._open[body["contentName"]] = body
+        elif name == "contentEnd":
+            start = self._open.pop(body["contentName"], {})
+            if _starts_response(start):
+                self._spawn(self._respond(self.next_step(event)))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond(self, step: Step) -> None:
+        text, calls = split_step(step)
+        await self._emit({"completionStart": {}})
+        for call in calls:
+            await self._tool_use(call)
+        if text:
+            await self._speak(text)
+        await self._emit({"completionEnd": {}})
+
+    async def _speak(self, text: str) -> None:
+        speculative = json.dumps({"generationStage": "SPECULATIVE"})
+        final = json.dumps({"generationStage": "FINAL"})
+        output = {"textOutput": {"content": text}}
+        await self._block("TEXT", "ASSISTANT", output, "PARTIAL_TURN", speculative)
+        await self._emit({"contentStart": {"type": "AUDIO", "role": "ASSISTANT"}})
+        for _ in text.split(" "):
+            await self._emit({"audioOutput": {"content": _AUDIO}})
+            await asyncio.sleep(0)
+        await self._emit({"contentEnd": {"stopReason": "END_TURN"}})
+        await self._block("TEXT", "ASSISTANT", output, "END_TURN", final)
+
+    async def _tool_use(self, call: Call) -> None:
+        call_id = call.tool_call_id or self.new_id("tooluse")
+        use = {"toolName": call.name, "toolUseId": call_id, "content": json.dumps(dict(call.args))}
+        await self._block("TOOL", "TOOL", {"toolUse": use}, "TOOL_USE")
+
+    async def _block(
+        self, kind: str, role: str, body: Event, stop: str, stage: str | None = None
+    ) -> None:
+        start: Event = {"type": kind, "role": role}
+        if stage is not None:
+            start["additionalModelFields"] = stage
+        await self._emit({"contentStart": start})
+        await self._emit(body)
+        await self._emit({"contentEnd": {"stopReason": stop}})
+
+    async def _emit(self, event: Event) -> None:
+        from aws_sdk_bedrock_runtime.models import (
+            BidirectionalOutputPayloadPart,
+            InvokeModelWithBidirectionalStreamOutputChunk,
+        )
+
+        payload = BidirectionalOutputPayloadPart(bytes_=json.dumps({"event": event}).encode())
+        await self._outbox.put(InvokeModelWithBidirectionalStreamOutputChunk(value=payload))
+
+
+class _FakeBedrockClient:
+    """The one `BedrockRuntimeClient` method the service calls, answered by the fake."""
+
+    def __init__(self, fake: NovaSonicFake) -> None:
+        self._fake = fake
+
+    async def invoke_model_with_bidirectional_stream(self, _input: Any) -> NovaSonicFake:
+        self._fake.streams += 1
+        return self._fake
+
+
+def nova_sonic_service(fake: NovaSonicFake, **kwargs: Any) -> AWSNovaSonicLLMService:
+    """Build a real `AWSNovaSonicLLMService` whose client is `fake`.
+
+    Args:
+        fake: The scripted model.
+        **kwargs: Passed to `AWSNovaSonicLLMService` (credentials default to dummies).
+
+    """
+    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
+
+    class _OfflineNovaSonic(AWSNovaSonicLLMService):
+        def create_client(self) -> Any:
+            return _FakeBedrockClient(fake)
+
+    options: dict[str, Any] = {"secret_access_key": "test", "access_key_id": "test"}
+    options.update(region="us-east-1")
+    options.update(kwargs)
+    return _OfflineNovaSonic(**options)
+
+
+def _starts_response(start: Event) -> bool:
+    # Nova answers interactive user text and tool results; a non-interactive block is context.
+    interactive_text = start.get("type") == "TEXT" and start.get("role") == "USER"
+    return (interactive_text and bool(start.get("interactive"))) or start.get("type") == "TOOL"

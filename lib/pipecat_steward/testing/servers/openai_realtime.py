@@ -1,0 +1,181 @@
+"""A local OpenAI Realtime (GA protocol) websocket server for offline S2S tests.
+
+Give pipecat's `OpenAIRealtimeLLMService(api_key="test", base_url=server.url)`. The fake
+speaks enough of the protocol for the real service: `session.created`, `session.updated`
+for every `session.update`, `conversation.item.added`/`.done` echoes, and for each
+`response.create` the next scripted step as transcript + audio deltas and/or function
+calls, ending in `response.done`. `user_says` pushes a caller transcript as the server's
+input-audio transcription would. Every client event is recorded in `received`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, Self
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from pipecat_steward.testing.script import Call, Step, split_step
+from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+
+Event = dict[str, Any]
+_SAMPLE_RATE = 24_000
+_CHUNK_SECS = 0.02
+
+
+class RealtimeServer(ScriptedFake[Event]):
+    """An OpenAI Realtime websocket endpoint on 127.0.0.1.
+
+    Attributes:
+        received: Every client event, in order.
+
+    """
+
+    def __init__(
+        self,
+        script: Iterable[StepSource] = (),
+        *,
+        default: Step = DEFAULT_REPLY,
+        chunks_per_word: int = 1,
+    ) -> None:
+        """Create the server (it listens on `__aenter__`).
+
+        Args:
+            script: One step per `response.create`; a callable step gets that client event.
+            default: The response once the script is exhausted.
+            chunks_per_word: 20 ms audio chunks sent per transcript word.
+
+        """
+        super().__init__(script, default=default)
+        self._chunks_per_word = chunks_per_word
+        self._server: Server | None = None
+        self._ws: ServerConnection | None = None
+        self._cancelled = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """The `base_url` to give `OpenAIRealtimeLLMService`."""
+        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+
+    async def __aenter__(self) -> Self:
+        self._server = await serve(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    def of_type(self, event_type: str) -> list[Event]:
+        """Return the received client events of one type."""
+        return [e for e in self.received if e.get("type") == event_type]
+
+    async def user_says(self, text: str) -> None:
+        """Send a completed input-audio transcription, as when the caller spoke `text`."""
+        await self._send(
+            {
+                "type": "conversation.item.input_audio_transcription.completed",
+                "item_id": self.new_id("item"),
+                "content_index": 0,
+                "transcript": text,
+            }
+        )
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        self._ws = ws
+        await self._send({"type": "session.created", "session": {"type": "realtime"}})
+        try:
+            async for raw in ws:
+                await self._on_client_event(json.loads(raw))
+        except ConnectionClosed:
+            pass
+
+    async def _on_client_event(self, event: Event) -> None:
+        self.record(event)
+        kind = event.get("type")
+        if kind == "session.update":
+            await self._send({"type": "session.updated", "session": event["session"]})
+        elif kind == "conversation.item.create":
+            await self._send({"type": "conversation.item.added", "item": event["item"]})
+            await self._send({"type": "conversation.item.done", "item": event["item"]})
+        elif kind == "response.create":
+            self._cancelled = False
+            self._spawn(self._respond(self.next_step(event)))
+        elif kind == "response.cancel":
+            self._cancelled = True
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond(self, step: Step) -> None:
+        response_id = self.new_id("resp")
+        created = {"id": response_id, "status": "in_progress", "output": []}
+        await self._send({"type": "response.created", "response": created})
+        text, calls = split_step(step)
+        output = [await self._speak(response_id, text)] if text else []
+        for call in calls:
+            output.append(await self._call(response_id, call))
+        status = "cancelled" if self._cancelled else "completed"
+        done = {"id": response_id, "status": status, "output": output}
+        await self._send({"type": "response.done", "response": done})
+
+    async def _speak(self, response_id: str, text: str) -> Event:
+        item_id = self.new_id("item")
+        item: Event = {"id": item_id, "type": "message", "role": "assistant", "content": []}
+        await self._send({"type": "conversation.item.added", "item": item})
+        where = {"response_id": response_id, "item_id": item_id, "output_index": 0}
+        where["content_index"] = 0
+        for index, word in enumerate(text.split(" ")):
+            if self._cancelled:
+                break
+            delta = (" " if index else "") + word
+            await self._send({"type": "response.output_audio_transcript.delta", **where, "delta": delta})
+            await self._send_audio(where)
+        await self._send({"type": "response.output_audio_transcript.done", **where, "transcript": text})
+        await self._send({"type": "response.output_audio.done", **where})
+        return {**item, "content": [{"type": "output_audio", "transcript": text}]}
+
+    async def _send_audio(self, where: Event) -> None:
+        chunk = base64.b64encode(b"\x00\x00" * int(_SAMPLE_RATE * _CHUNK_SECS)).decode()
+        for _ in range(self._chunks_per_word):
+            await self._send({"type": "response.output_audio.delta", **where, "delta": chunk})
+            await asyncio.sleep(0)
+
+    async def _call(self, response_id: str, call: Call) -> Event:
+        call_id = call.tool_call_id or self.new_id("call")
+        arguments = json.dumps(dict(call.args))
+        item_id = self.new_id("item")
+        item: Event = {"id": item_id, "type": "function_call", "name": call.name}
+        item |= {"call_id": call_id, "arguments": ""}
+        await self._send({"type": "conversation.item.added", "item": item})
+        done = {"response_id": response_id, "item_id": item_id, "output_index": 0}
+        done |= {"call_id": call_id, "arguments": arguments}
+        await self._send({"type": "response.function_call_arguments.done", **done})
+        return {**item, "arguments": arguments}
+
+    async def _send(self, event: Event) -> None:
+        if self._ws is None:
+            return
+        event.setdefault("event_id", self.new_id("evt"))
+        try:
+            await self._ws.send(json.dumps(event))
+        except ConnectionClosed:
+            self._ws = None
