@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pipecat_steward.agent.dispatch import ToolFn, dispatch, execute
-from pipecat_steward.core.slots import Action, Chooser, CompiledFlow, Step, ToolCall, confirm_pending, step
+from pipecat_steward.core.slots import (
+    Action,
+    Chooser,
+    CompiledFlow,
+    Step,
+    ToolCall,
+    confirm_pending,
+    step,
+)
 from pipecat_steward.core.slots.action import DebugEntry
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import StateError
@@ -99,7 +107,9 @@ class Conversation:
         self.channel = channel
         self.bot_spoke = False
 
-    def turn(self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive) -> TurnRecord:
+    def turn(
+        self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive
+    ) -> TurnRecord:
         """Play one caller turn; ``llm`` scripts the model's inferences (list or policy)."""
         policy = _as_policy(llm)
         record = TurnRecord(user_text)
@@ -124,7 +134,9 @@ class Conversation:
             first_turn=not self.bot_spoke,
         )
 
-    def _act(self, action: Action, policy: LLMPolicy, index: int, record: TurnRecord, user_text: str) -> bool:
+    def _act(
+        self, action: Action, policy: LLMPolicy, index: int, record: TurnRecord, user_text: str
+    ) -> bool:
         """Carry out ``action``; True when the engine must be invoked again."""
         if action.calls:
             for call in action.calls:
@@ -150,16 +162,30 @@ class Conversation:
             record.fired.append(Call(call.name, dict(call.args), "ok", result))
             return
         self.state = routed.state
-        record.fired.append(Call(call.name, dict(call.args), "ok" if routed.ok else "error", routed.reply))
+        record.fired.append(
+            Call(call.name, dict(call.args), "ok" if routed.ok else "error", routed.reply)
+        )
 
-    def _llm(self, action: Action, inference: Inference, record: TurnRecord, user_text: str) -> bool:
+    def _llm(
+        self, action: Action, inference: Inference, record: TurnRecord, user_text: str
+    ) -> bool:
         for call in inference.calls:
             if call.name not in action.visible_tools and call.name in self.flow.tool_names:
                 record.llm_calls.append(Call(call.name, call.args, "refused"))
                 continue
-            routed = dispatch(self.flow, self.state, self.tools, call.name, call.args, user_text=user_text, check_visible=False)
+            routed = dispatch(
+                self.flow,
+                self.state,
+                self.tools,
+                call.name,
+                call.args,
+                user_text=user_text,
+                check_visible=False,
+            )
             self.state = routed.state
-            record.llm_calls.append(Call(call.name, call.args, "ok" if routed.ok else "error", routed.reply))
+            record.llm_calls.append(
+                Call(call.name, call.args, "ok" if routed.ok else "error", routed.reply)
+            )
         if inference.say:
             self._say(record, inference.say, "llm")
         return bool(inference.calls)

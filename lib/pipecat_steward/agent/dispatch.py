@@ -1,5 +1,7 @@
-"""Route a tool call the LLM made into the engine's state: the tool wrapper's logic, free of
-Pipecat so the simulator, the replay and the Pipecat seam share it.
+"""Route a tool call the LLM made into the engine's state.
+
+This is the tool wrapper's logic, free of Pipecat so the simulator, the replay and the Pipecat
+seam share it.
 
 The agent's setter functions are plain validators (seed 000 §6): they take the tool's arguments
 and return ``{"stored": True, "value": …}`` or ``{"error": True, "error_code": …}``. A setter the
@@ -29,7 +31,9 @@ __all__ = ["ToolFn", "dispatch", "execute", "run_validator"]
 ToolFn = Callable[..., Mapping[str, Any]]
 
 
-def run_validator(flow: CompiledFlow, tools: Mapping[str, ToolFn], setter: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
+def run_validator(
+    flow: CompiledFlow, tools: Mapping[str, ToolFn], setter: str, args: Mapping[str, Any]
+) -> Mapping[str, Any]:
     """Call the agent's validator for ``setter`` (or the pass-through one)."""
     fn = tools.get(setter)
     if fn is not None:
@@ -70,7 +74,9 @@ def dispatch(
     return Routed(state, False, {"error": True, "error_code": "unknown_tool"})
 
 
-def _correct(flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], args: Mapping[str, Any]) -> Routed:
+def _correct(
+    flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], args: Mapping[str, Any]
+) -> Routed:
     name = str(args.get("slot", ""))
     slot = flow.slot.get(name)
     if slot is None or not slot.config.setter:
@@ -82,7 +88,14 @@ def _correct(flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn
     result = dict(run_validator(flow, tools, slot.config.setter, call_args))
     if field and "values" in result:
         values = result.get("values") or {}
-        result = {"stored": True, "value": values.get(field)} if field in values else {"error": True, "error_code": str((result.get("field_errors") or {}).get(field, "invalid"))}
+        result = (
+            {"stored": True, "value": values.get(field)}
+            if field in values
+            else {
+                "error": True,
+                "error_code": str((result.get("field_errors") or {}).get(field, "invalid")),
+            }
+        )
     return correct_slot(flow, state, name, result)
 
 
@@ -92,11 +105,21 @@ def _single_arg(fn: ToolFn, value: Any) -> dict[str, Any]:
     return {names[0]: value} if names else {"value": value}
 
 
-def execute(flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], name: str, args: Mapping[str, Any]) -> Routed:
+def execute(
+    flow: CompiledFlow,
+    state: SessionState,
+    tools: Mapping[str, ToolFn],
+    name: str,
+    args: Mapping[str, Any],
+) -> Routed:
     """Run an engine-fired executor and route its result; a raising executor is a failure."""
     fn = tools.get(name)
     try:
-        result = dict(fn(**args)) if fn is not None else {"error": True, "error_code": "missing_executor"}
-    except Exception as exc:  # noqa: BLE001 - a backend fault is a task failure, not a crash
+        result = (
+            dict(fn(**args))
+            if fn is not None
+            else {"error": True, "error_code": "missing_executor"}
+        )
+    except Exception as exc:
         result = {"error": True, "error_code": type(exc).__name__}
     return route_executor(flow, state, name, result)

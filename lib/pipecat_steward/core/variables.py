@@ -12,7 +12,7 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import TypeAliasType
@@ -163,7 +163,7 @@ def _enum(spec: VariableSpec, value: object) -> JsonValue:
 
 def _list(_: VariableSpec, value: object) -> JsonValue:
     if isinstance(value, (list, tuple)):
-        return [_json(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
+        return [_json(item) for item in cast("list[object]", value)]
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     raise TypeError("expected a list")

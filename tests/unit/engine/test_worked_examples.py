@@ -25,8 +25,11 @@ def calls(*items: tuple[str, dict[str, Any]]) -> list[Inference]:
 
 
 def happy() -> Conversation:
-    tools = {"check_availability": check_availability, "make_reservation": make_reservation,
-             "escalate": lambda: {"ok": True}}
+    tools = {
+        "check_availability": check_availability,
+        "make_reservation": make_reservation,
+        "escalate": lambda: {"ok": True},
+    }
     return Conversation(compile_flow(toy()), tools)
 
 
@@ -36,11 +39,19 @@ def test_section_13_happy_path() -> None:
     assert t1.actions[0].directive == "How many guests?"
     assert not t1.actions[0].preempt, "first turn: the LLM greets"
     assert {"set_num_guests", "set_date", "set_name"} <= t1.actions[0].visible_tools
-    assert not {"set_chosen_time", "confirm_pending", "reject_pending", "check_availability"} & t1.actions[0].visible_tools
+    assert (
+        not {"set_chosen_time", "confirm_pending", "reject_pending", "check_availability"}
+        & t1.actions[0].visible_tools
+    )
 
-    t2 = conv.turn("4 people for next Friday", calls(("set_num_guests", {"count": 4}), ("set_date", {"date": "2026-07-18"})))
+    t2 = conv.turn(
+        "4 people for next Friday",
+        calls(("set_num_guests", {"count": 4}), ("set_date", {"date": "2026-07-18"})),
+    )
     assert [c.outcome for c in t2.llm_calls] == ["ok", "ok"]
-    assert [(c.name, dict(c.args)) for c in t2.fired] == [("check_availability", {"num_guests": 4, "date": "2026-07-18"})]
+    assert [(c.name, dict(c.args)) for c in t2.fired] == [
+        ("check_availability", {"num_guests": 4, "date": "2026-07-18"})
+    ]
     assert t2.said == "We have 6 PM, 7:30 PM, 9 PM. Which time works?"
     assert t2.bot[-1].source == "preempt"
 
@@ -51,7 +62,12 @@ def test_section_13_happy_path() -> None:
     assert not {"set_num_guests", "set_date", "set_chosen_time"} & final.visible_tools
 
     t4 = conv.turn("Sarah Chen", calls(("set_name", {"name": "Sarah Chen"})))
-    assert t4.fired[0].args == {"num_guests": 4, "date": "2026-07-18", "chosen_time": "19:30", "name": "Sarah Chen"}
+    assert t4.fired[0].args == {
+        "num_guests": 4,
+        "date": "2026-07-18",
+        "chosen_time": "19:30",
+        "name": "Sarah Chen",
+    }
     assert t4.said == "Confirmed! Number: RES-4821."
     assert conv.state.status == "complete"
 
@@ -67,10 +83,15 @@ def failing_availability(**_: Any) -> dict[str, Any]:
 
 def test_section_14_max_retries_1_exhausts_on_first_failure() -> None:
     escalations: list[dict[str, Any]] = []
-    tools = {"check_availability": failing_availability, "escalate": lambda: escalations.append({}) or {"ok": True}}
+    tools = {
+        "check_availability": failing_availability,
+        "escalate": lambda: escalations.append({}) or {"ok": True},
+    }
     conv = Conversation(compile_flow(toy()), tools)
     conv.turn("Hi")
-    t2 = conv.turn("4 people Friday", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"})))
+    t2 = conv.turn(
+        "4 people Friday", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"}))
+    )
     # retries 0 → 1; max_retries 1; 1 >= 1 → exhausted.
     assert conv.state.retries["CheckAvailability"] == 1
     assert conv.state.status == "escalated"
@@ -80,12 +101,16 @@ def test_section_14_max_retries_1_exhausts_on_first_failure() -> None:
 
 
 def test_section_14_max_retries_2_recollects_then_succeeds() -> None:
-    results = iter([{"success": False, "reason": "fully booked"}, {"open_slots": "8 PM", "success": True}])
+    results = iter(
+        [{"success": False, "reason": "fully booked"}, {"open_slots": "8 PM", "success": True}]
+    )
     tools = {"check_availability": lambda **_: next(results)}
     config = toy(**{"task:CheckAvailability.on_failure": {"max_retries": 2}})
     conv = Conversation(compile_flow(config), tools)
     conv.turn("Hi")
-    t2 = conv.turn("4 people Friday", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"})))
+    t2 = conv.turn(
+        "4 people Friday", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"}))
+    )
     assert conv.state.retries["CheckAvailability"] == 1, "1 >= 2 is false: not exhausted"
     assert conv.state.record("date").status == "empty", "clear_slots removed the date"
     assert conv.state.record("num_guests").value == 4
@@ -100,7 +125,9 @@ def test_section_14_max_retries_2_recollects_then_succeeds() -> None:
 
 def readback_conv() -> Conversation:
     config = toy(**{"slot:num_guests": {"requires_readback": True}})
-    return Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
+    return Conversation(
+        compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice()
+    )
 
 
 class FirstChoice:
@@ -116,7 +143,10 @@ def test_section_15_inline_correction_during_readback() -> None:
     t2 = conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
     readback = t2.actions[-1]
     assert conv.state.record("num_guests").status == "pending"
-    assert readback.phase == "readback" and readback.directive == "Just to confirm — 4 guests. Is that correct?"
+    assert (
+        readback.phase == "readback"
+        and readback.directive == "Just to confirm — 4 guests. Is that correct?"
+    )
     # §4.3 fresh pending: the readback must be heard before it can be confirmed.
     assert not {"confirm_pending", "reject_pending", "set_num_guests"} & readback.visible_tools
 
@@ -148,11 +178,16 @@ def book(**_: Any) -> dict[str, Any]:
 
 
 def test_section_7a7_deferred_grouped_readback() -> None:
-    tools = {"find_available_times": lambda **_: {"available_times": "18:00, 20:30", "success": True},
-             "book_reservation": book}
+    tools = {
+        "find_available_times": lambda **_: {"available_times": "18:00, 20:30", "success": True},
+        "book_reservation": book,
+    }
     conv = Conversation(compile_flow(BELLA), tools)
     conv.turn("Hi")
-    conv.turn("4 people on June 17", calls(("set_reservation_basics", {"party_size": 4, "preferred_date": "2026-06-17"})))
+    conv.turn(
+        "4 people on June 17",
+        calls(("set_reservation_basics", {"party_size": 4, "preferred_date": "2026-06-17"})),
+    )
     assert conv.state.with_status("pending") == {"party_size": 4, "preferred_date": "2026-06-17"}
     t3 = conv.turn("yes")
     assert t3.said == "We have 18:00, 20:30. Which time works?"
@@ -193,17 +228,27 @@ def test_seed_003_four_turns() -> None:
     def extract(**props: SlotRecord) -> None:
         conv.state = propose(flow, conv.state, props.items()).state
 
-    extract(name=proposal("filled", "Sanne", "I'm Sanne."),
-            company_size=proposal("inferred", "10-49", "we're a 30-person agency"),
-            current_tool=proposal("filled", "Trello", "currently on Trello"))
-    t1 = conv.turn("Hi - we're a 30-person agency in Rotterdam, currently on Trello, and honestly it's falling apart. I'm Sanne.")
+    extract(
+        name=proposal("filled", "Sanne", "I'm Sanne."),
+        company_size=proposal("inferred", "10-49", "we're a 30-person agency"),
+        current_tool=proposal("filled", "Trello", "currently on Trello"),
+    )
+    t1 = conv.turn(
+        "Hi - we're a 30-person agency in Rotterdam, currently on Trello, and honestly it's falling apart. I'm Sanne."
+    )
     state = conv.state
     assert (state.record("name").status, state.record("name").value) == ("filled", "Sanne")
-    assert (state.record("company_size").status, state.record("company_size").source) == ("inferred", "we're a 30-person agency")
+    assert (state.record("company_size").status, state.record("company_size").source) == (
+        "inferred",
+        "we're a 30-person agency",
+    )
     assert state.record("current_tool").status == "filled"
     assert state.record("timeline").status == "empty" and state.record("email").status == "empty"
     hint = next(h for h in t1.actions[-1].hints if h.tag == "confirm_inferred")
-    assert "company_size: 10-49" in hint.text and "name" not in hint.text.split(":", 1)[1].split("\n")[1]
+    assert (
+        "company_size: 10-49" in hint.text
+        and "name" not in hint.text.split(":", 1)[1].split("\n")[1]
+    )
     assert t1.actions[-1].asks == ("timeline", "budget_band"), "two slots the config groups"
     assert not t1.actions[-1].preempt
 
@@ -212,8 +257,10 @@ def test_seed_003_four_turns() -> None:
     assert not t2.actions[0].preempt, "their question is answered by the LLM first"
     assert t2.actions[-1].asks == ("email",), "required slots come before the optional budget"
 
-    extract(email=proposal("filled", "sanne@example.com", "sanne@example.com"),
-            budget_band=proposal("declined", None, "I'd rather not get into budget"))
+    extract(
+        email=proposal("filled", "sanne@example.com", "sanne@example.com"),
+        budget_band=proposal("declined", None, "I'd rather not get into budget"),
+    )
     conv.turn("sanne@example.com. I'd rather not get into budget at this stage.")
     assert conv.state.record("email").status == "filled"
     assert conv.state.record("budget_band").status == "declined"

@@ -21,7 +21,12 @@ from pipecat_steward.core.slots.action import (
     ToolCall,
 )
 from pipecat_steward.core.slots.affirm import is_affirmative, starts_affirmative
-from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot, CompiledTask, compile_flow
+from pipecat_steward.core.slots.compiled import (
+    CompiledFlow,
+    CompiledSlot,
+    CompiledTask,
+    compile_flow,
+)
 from pipecat_steward.core.slots.config import FlowConfig, SlotConfig, TaskConfig
 from pipecat_steward.core.slots.dag import (
     AllDone,

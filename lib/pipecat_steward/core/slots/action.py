@@ -30,7 +30,7 @@ T = TypeVar("T")
 class Chooser(Protocol):
     """The random source the engine is given (``random.Random`` fits)."""
 
-    def choice(self, seq: list[T], /) -> T: ...  # noqa: D102
+    def choice(self, seq: list[T], /) -> T: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ class DebugEntry:
 
     tag: str
     n: int
-    data: Mapping[str, JsonValue]
+    data: Mapping[str, object]
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,9 @@ class CompiledFlow:
         return frozenset(self.setters) | STEWARD_TOOLS | frozenset(self.executors)
 
 
-def compile_flow(raw: Mapping[str, object] | FlowConfig, variables: Iterable[str] = ()) -> CompiledFlow:
+def compile_flow(
+    raw: Mapping[str, object] | FlowConfig, variables: Iterable[str] = ()
+) -> CompiledFlow:
     """Validate and compile a flow config.
 
     Args:
@@ -159,9 +161,10 @@ def _assemble(
     )
 
 
-def _deferred_eligible(slots: tuple[CompiledSlot, ...], tasks: tuple[CompiledTask, ...]) -> frozenset[str]:
-    """Seed 000 §7a.2: readback slot, input of a grouped task, of no ungrouped task, and no
-    task-sourced requires."""
+def _deferred_eligible(
+    slots: tuple[CompiledSlot, ...], tasks: tuple[CompiledTask, ...]
+) -> frozenset[str]:
+    """Seed 000 §7a.2: readback slot, input of a grouped task, of no ungrouped task, and no task-sourced requires."""
     by_name = {s.name: s for s in slots}
     eligible: set[str] = set()
     for s in slots:

@@ -66,8 +66,7 @@ class Validation(_Model):
 
 
 class ValidateAgainst(_Model):
-    """Cross-slot validation: the setter's ``response_field`` must be one of a filled slot's
-    comma-separated options."""
+    """Cross-slot validation: the setter's ``response_field`` must be one of a filled slot's comma-separated options."""
 
     response_field: str = "value"
     filled_slot: str
@@ -184,6 +183,4 @@ class FlowConfig(_Model):
     gate_slot: str | None = None
     ask_together: list[list[str]] = Field(default_factory=lambda: [])
     stall_escape_after: int | None = Field(default=None, ge=1)
-    stall_escape_say: str = (
-        "Let me hand you to a colleague with what we have so far: {summary}."
-    )
+    stall_escape_say: str = "Let me hand you to a colleague with what we have so far: {summary}."

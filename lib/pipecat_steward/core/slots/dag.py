@@ -143,8 +143,7 @@ def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
 
 
 def is_complete(flow: CompiledFlow, state: SessionState) -> bool:
-    """Seed 003's criterion: every required active slot is filled, declined or inferred with a
-    source, and nothing awaits confirmation."""
+    """Seed 003's criterion: every required active slot is filled, declined or inferred with a source, and nothing awaits confirmation."""
     for slot in flow.slots:
         record = state.record(slot.name)
         if record.status in ("pending", "deferred"):

@@ -23,7 +23,6 @@ from pipecat_steward.core.slots.dag import (
     Ask,
     AwaitReadback,
     Fire,
-    decide,
     is_active,
 )
 from pipecat_steward.core.slots.merge import put
@@ -122,9 +121,17 @@ def _promote_and_route(turn: Turn, _: object) -> None:
         if record.status != "pending" or name in state.promoted:
             continue
         if not flow.slot[name].config.requires_readback:
-            put(state, name, SlotRecord("filled", record.value, record.source, record.origin, record.turn))
+            put(
+                state,
+                name,
+                SlotRecord("filled", record.value, record.source, record.origin, record.turn),
+            )
         elif name in flow.deferred_eligible:
-            put(state, name, SlotRecord("deferred", record.value, record.source, record.origin, record.turn))
+            put(
+                state,
+                name,
+                SlotRecord("deferred", record.value, record.source, record.origin, record.turn),
+            )
             turn.fresh_deferred.append(name)
     turn.promoted_now = exits.promote_complete_groups(flow, state)
     return None
@@ -133,7 +140,9 @@ def _promote_and_route(turn: Turn, _: object) -> None:
 def _deactivate(turn: Turn, _: object) -> None:
     for slot in turn.flow.slots:
         record = turn.state.record(slot.name)
-        if record.status in ("filled", "pending", "deferred", "inferred") and not is_active(slot, turn.state):
+        if record.status in ("filled", "pending", "deferred", "inferred") and not is_active(
+            slot, turn.state
+        ):
             put(turn.state, slot.name, SlotRecord("empty", None, None, "program", turn.state.turn))
             turn.log("slot_deactivated", slot=slot.name, source=record.status)
     return None
@@ -148,7 +157,9 @@ def _auto_confirm(turn: Turn, _: object) -> Action | None:
         state.auto_confirm_pending = True
         turn.log("auto_confirm", user_msg=turn.user_text)
         call = ToolCall("confirm_pending", {}, "confirm")
-        return Action(phase="readback", status=state.status, preempt=True, force_preempt=True, calls=(call,))
+        return Action(
+            phase="readback", status=state.status, preempt=True, force_preempt=True, calls=(call,)
+        )
     if starts_affirmative(turn.user_text):
         for name in pending:
             r = state.slots[name]
@@ -184,7 +195,9 @@ def _fire(turn: Turn, decision: Fire) -> Action:
     calls = tuple(_executor_call(turn, name) for name in decision.tasks)
     turn.log("fire", tasks=list(decision.tasks))
     message = turn.joined_messages()
-    return turn.preempt_action(decision, message, calls=calls, force=turn.announce_force, phase="collection")
+    return turn.preempt_action(
+        decision, message, calls=calls, force=turn.announce_force, phase="collection"
+    )
 
 
 def _executor_call(turn: Turn, task_name: str) -> ToolCall:

@@ -1,5 +1,4 @@
-"""Turn stages that end a turn early: declined inputs, slot errors, steer-back, the stall
-escape and post-executor handling; plus deferred-group promotion and completion.
+"""Turn stages that end a turn early: declined inputs, slot errors, steer-back, the stall escape and post-executor handling; plus deferred-group promotion and completion.
 
 Each stage takes the ``Turn`` and returns an ``Action`` when it settles the turn, else None.
 """
@@ -10,11 +9,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipecat_steward.core.slots import prompt
-from pipecat_steward.core.slots.action import Action, ToolCall
+from pipecat_steward.core.slots.action import Action, Hint, ToolCall
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import OnExhaust, ThenCall
-from pipecat_steward.core.slots.dag import AwaitReadback, decide, is_active, is_complete, task_active
+from pipecat_steward.core.slots.dag import (
+    AwaitReadback,
+    decide,
+    is_active,
+    is_complete,
+    task_active,
+)
 from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.slots.turn import Turn
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue
@@ -38,15 +44,17 @@ def then_call(then: str | ThenCall | None, values: Mapping[str, JsonValue]) -> t
         return ()
     if isinstance(then, str):
         return (ToolCall(then, {}, "then"),)
-    args = {k: prompt.render(v, values) if isinstance(v, str) else v for k, v in then.args.items()}
+    args = {k: render(v, values) if isinstance(v, str) else v for k, v in then.args.items()}
     return (ToolCall(then.tool, args, "then"),)
 
 
 def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = None) -> Action:
     state = turn.state
     values: dict[str, JsonValue] = {**state.variables, **(extra or {})}
-    message = prompt.render(exhaust.say, values)
-    turn.response.extend(prompt.resolve_response(state, exhaust.response, exhaust.channel_responses))
+    message = render(exhaust.say, values)
+    turn.response.extend(
+        prompt.resolve_response(state, exhaust.response, exhaust.channel_responses)
+    )
     calls = then_call(exhaust.then, values)
     state.status = "escalated"
     return turn.preempt_action(None, message, calls=calls, force=True)
@@ -60,10 +68,17 @@ def declined_inputs(turn: Turn, _: object) -> Action | None:
             continue
         for name in task.config.inputs:
             slot = flow.slot[name]
-            if slot.config.required and state.record(name).status == "declined" and is_active(slot, state):
+            if (
+                slot.config.required
+                and state.record(name).status == "declined"
+                and is_active(slot, state)
+            ):
                 turn.log("input_declined", task=task.name, slot=name)
                 rule = task.config.on_input_declined
-                extra = {"declined": slot.label.replace("_", " "), "summary": prompt.summary(flow, state)}
+                extra = {
+                    "declined": slot.label.replace("_", " "),
+                    "summary": prompt.summary(flow, state),
+                }
                 return _escalate(turn, OnExhaust(say=rule.say, then=rule.then), extra)
     return None
 
@@ -85,9 +100,11 @@ def slot_errors(turn: Turn, _: object) -> Action | None:
             turn.log("slot_error_exhaust", slot=error.slot)
             return _escalate(turn, validation.on_exhaust)
         text = validation.errors.get(error.code) or prompt.ask_text(turn.flow, state, [error.slot])
-        messages.append(prompt.render(text, state.variables))
+        messages.append(render(text, state.variables))
         by_channel = validation.channel_error_responses.get(error.code, {})
-        turn.response.extend(prompt.resolve_response(state, validation.error_responses.get(error.code), by_channel))
+        turn.response.extend(
+            prompt.resolve_response(state, validation.error_responses.get(error.code), by_channel)
+        )
     return turn.preempt_action(None, " ".join(dict.fromkeys(messages)))
 
 
@@ -110,9 +127,9 @@ def steer_back(turn: Turn, _: object) -> Action | None:
         turn.log("steer_back_hard", turns=turns, msg=question)
         return turn.preempt_action(None, question, force=True, phase=_phase(state))
     if turns >= cfg.soft_after and question:
-        directive = prompt.render(cfg.directive, {"question": question})
+        directive = render(cfg.directive, {"question": question})
         turn.log("steer_back_soft", turns=turns, directive=directive)
-        turn.hints.append(prompt.Hint("steer_back", directive))
+        turn.hints.append(Hint("steer_back", directive))
     return None
 
 
@@ -145,8 +162,7 @@ def stall_escape(turn: Turn, _: object) -> Action | None:
 
 
 def post_executor(turn: Turn, _: object) -> Action | None:
-    """Apply task results (§3.2): success → then_say, terminal → complete; failure → retry or
-    exhaust."""
+    """Apply task results (§3.2): success → then_say, terminal → complete; failure → retry or exhaust."""
     state = turn.state
     done, state.just_completed = state.just_completed, []
     messages: list[str] = []
@@ -167,8 +183,10 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Action | None:
     turn.log("task", name=name, ok=ok)
     if ok:
         state.retries.pop(name, None)
-        messages.append(prompt.render(cfg.then_say, state.variables))
-        turn.response.extend(prompt.resolve_response(state, cfg.then_response, cfg.channel_then_response))
+        messages.append(render(cfg.then_say, state.variables))
+        turn.response.extend(
+            prompt.resolve_response(state, cfg.then_response, cfg.channel_then_response)
+        )
         if cfg.terminal:
             state.status = "complete"
         return None
@@ -178,9 +196,11 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Action | None:
         return _escalate(turn, cfg.on_failure.on_exhaust)
     for slot in cfg.on_failure.clear_slots:
         put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
-    messages.append(prompt.render(cfg.on_failure.retry_say, state.variables))
+    messages.append(render(cfg.on_failure.retry_say, state.variables))
     turn.response.extend(
-        prompt.resolve_response(state, cfg.on_failure.retry_response, cfg.on_failure.channel_retry_response)
+        prompt.resolve_response(
+            state, cfg.on_failure.retry_response, cfg.on_failure.channel_retry_response
+        )
     )
     return None
 
@@ -215,7 +235,12 @@ def _accounted(flow: CompiledFlow, state: SessionState, name: str) -> bool:
 def re_defer(turn: Turn, firing: Sequence[str]) -> None:
     """Promoted values go back to deferred when a different task is about to fire (§19.2)."""
     state = turn.state
-    groups = {n for t in firing if turn.flow.task[t].config.readback_inputs for n in turn.flow.task[t].config.inputs}
+    groups = {
+        n
+        for t in firing
+        if turn.flow.task[t].config.readback_inputs
+        for n in turn.flow.task[t].config.inputs
+    }
     for name in list(state.promoted):
         r = state.record(name)
         if r.status == "pending" and name not in groups:

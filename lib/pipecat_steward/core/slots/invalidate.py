@@ -1,5 +1,4 @@
-"""What a correction invalidates: task results that consumed the old value, the slots those
-tasks filled, and slots whose ``requires`` chain passes through any of them."""
+"""What a correction invalidates: task results that consumed the old value, the slots those tasks filled, and slots whose ``requires`` chain passes through any of them."""
 
 from __future__ import annotations
 

@@ -15,10 +15,7 @@ __all__ = ["merge_record", "put"]
 
 
 def merge_record(old: SlotRecord, new: SlotRecord) -> SlotRecord:
-    """Return the record that results from proposing ``new`` over ``old``.
-
-    Returns ``old`` itself when the proposal is refused, so callers can test ``is old``.
-    """
+    """Return the record that results from proposing ``new`` over ``old``. Returns ``old`` itself when the proposal is refused, so callers can test ``is old``."""
     if old.status == "declined" or old.status == "filled":
         return old
     if new.status == "inferred" and not new.source:

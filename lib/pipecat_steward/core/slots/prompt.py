@@ -107,7 +107,11 @@ def build_suffix(
     """Assemble the instruction suffix for one phase."""
     if phase == "terminal":
         return ""
-    block = f"<readback_protocol>\n{_READBACK}\n</readback_protocol>" if phase == "readback" else protocol_block(flow, visible)
+    block = (
+        f"<readback_protocol>\n{_READBACK}\n</readback_protocol>"
+        if phase == "readback"
+        else protocol_block(flow, visible)
+    )
     parts = [SENTINEL, block, *(h.render() for h in hints)]
     if directive:
         parts.append(f"<system_directive>\n{directive}\n</system_directive>")
@@ -132,8 +136,7 @@ def _part(value: JsonValue) -> ResponsePart:
 
 
 def summary(flow: CompiledFlow, state: SessionState) -> str:
-    """A one-line summary of what was collected, for hand-overs (sensitive-free by design:
-    only slot labels and readback-formatted values)."""
+    """A one-line summary of what was collected, for hand-overs (sensitive-free by design: only slot labels and readback-formatted values)."""
     items = [
         f"{s.label.replace('_', ' ')}: {s.fmt(state.record(s.name).value)}"
         for s in flow.slots

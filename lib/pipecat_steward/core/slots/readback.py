@@ -19,9 +19,20 @@ __all__ = ["Formatter", "compile_format", "render", "render_parts"]
 
 Formatter = Callable[[JsonValue], str]
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def render(template: str, values: Mapping[str, JsonValue]) -> str:
@@ -59,13 +70,16 @@ def compile_format(spec: str | ReadbackSpec | None, path: str) -> Formatter:
         return _DICT_FORMATS[spec.type](spec)
     if spec.strip().startswith("lambda"):
         raise ConfigError(
-            path, "lambda readback formats are not executed; use a format string like '{value} guests'"
+            path,
+            "lambda readback formats are not executed; use a format string like '{value} guests'",
         )
     if spec in _BUILTINS:
         return _BUILTINS[spec]
     if "{value}" in spec:
         return lambda value: spec.replace("{value}", _text(value))
-    raise ConfigError(path, f"unknown readback format {spec!r}; use date, time, a dict spec or '{{value}}'")
+    raise ConfigError(
+        path, f"unknown readback format {spec!r}; use date, time, a dict spec or '{{value}}'"
+    )
 
 
 def _text(value: JsonValue) -> str:

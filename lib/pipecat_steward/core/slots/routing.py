@@ -1,5 +1,4 @@
-"""Routing tool results into state (seed 000 §6a ``after_tool_callback``) and the other ways
-values enter: readback confirm/reject, corrections, declines, ``fill_slots`` and proposals.
+"""Routing tool results into state (seed 000 §6a ``after_tool_callback``) and the other ways values enter: readback confirm/reject, corrections, declines, ``fill_slots`` and proposals.
 
 Every function takes a state and returns a ``Routed`` with a new state; the input is not
 changed. Setters and validators are the agent's plain functions; they return
@@ -60,7 +59,11 @@ class FillResult:
 
 
 def route_setter(
-    flow: CompiledFlow, state: SessionState, tool: str, result: Mapping[str, Any], user_text: str = ""
+    flow: CompiledFlow,
+    state: SessionState,
+    tool: str,
+    result: Mapping[str, Any],
+    user_text: str = "",
 ) -> Routed:
     """Route a setter's result: values to pending, errors to the slot-error queue (§6a.1)."""
     new = state.copy()
@@ -97,7 +100,13 @@ def _source_text(values: Mapping[str, Any], user_text: str) -> str:
     return user_text or ", ".join(str(v) for v in values.values())
 
 
-def _store(flow: CompiledFlow, state: SessionState, slot: CompiledSlot, value: Any, result: Mapping[str, Any]) -> bool:
+def _store(
+    flow: CompiledFlow,
+    state: SessionState,
+    slot: CompiledSlot,
+    value: Any,
+    result: Mapping[str, Any],
+) -> bool:
     code = _check_store(flow, state, slot, value, result)
     if code:
         state.slot_errors.append(SlotError(slot.name, code))
@@ -117,7 +126,11 @@ def _store(flow: CompiledFlow, state: SessionState, slot: CompiledSlot, value: A
 
 
 def _check_store(
-    flow: CompiledFlow, state: SessionState, slot: CompiledSlot, value: Any, result: Mapping[str, Any]
+    flow: CompiledFlow,
+    state: SessionState,
+    slot: CompiledSlot,
+    value: Any,
+    result: Mapping[str, Any],
 ) -> str | None:
     if not all(state.record(r).settled for r in slot.config.requires):
         return "prereq_not_met"
@@ -145,7 +158,9 @@ def _infer(flow: CompiledFlow, state: SessionState, name: str, value: Any, sourc
         put(state, name, record)
 
 
-def route_executor(flow: CompiledFlow, state: SessionState, tool: str, result: Mapping[str, Any]) -> Routed:
+def route_executor(
+    flow: CompiledFlow, state: SessionState, tool: str, result: Mapping[str, Any]
+) -> Routed:
     """Route an executor's result: record it, map outputs on success, queue post-processing."""
     new = state.copy()
     names = flow.executors.get(tool, ())
@@ -158,7 +173,11 @@ def route_executor(flow: CompiledFlow, state: SessionState, tool: str, result: M
     ok = ok and all(key in result for key in cfg.outputs)
     if ok:
         for key, slot in cfg.outputs.items():
-            put(new, slot, SlotRecord("filled", cast(JsonValue, result[key]), None, "task", new.turn))
+            put(
+                new,
+                slot,
+                SlotRecord("filled", cast(JsonValue, result[key]), None, "task", new.turn),
+            )
         new.succeeded.append(task.name)
     new.just_completed.append(task.name)
     new.revision += 1
@@ -191,9 +210,10 @@ def reject_pending(flow: CompiledFlow, state: SessionState) -> Routed:
     return Routed(new, True, {"rejected": list(pending)})
 
 
-def correct_slot(flow: CompiledFlow, state: SessionState, name: str, result: Mapping[str, Any]) -> Routed:
-    """Change a settled value after its validator accepted it, and invalidate what depended on
-    the old value so affected tasks re-fire (removes seed 000 §18.4)."""
+def correct_slot(
+    flow: CompiledFlow, state: SessionState, name: str, result: Mapping[str, Any]
+) -> Routed:
+    """Change a settled value after its validator accepted it, and invalidate what depended on the old value so affected tasks re-fire (removes seed 000 §18.4)."""
     slot = flow.slot.get(name)
     if slot is None or not slot.is_user:
         return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
@@ -206,7 +226,9 @@ def correct_slot(flow: CompiledFlow, state: SessionState, name: str, result: Map
     return _apply_correction(flow, state, slot, result)
 
 
-def _apply_correction(flow: CompiledFlow, state: SessionState, slot: CompiledSlot, result: Mapping[str, Any]) -> Routed:
+def _apply_correction(
+    flow: CompiledFlow, state: SessionState, slot: CompiledSlot, result: Mapping[str, Any]
+) -> Routed:
     new = state.copy()
     try:
         value = _coerced(slot, result.get("value"))
@@ -258,7 +280,9 @@ def fill_slots(
     return FillResult(new, tuple(filled), tuple(skipped))
 
 
-def propose(flow: CompiledFlow, state: SessionState, proposals: Iterable[tuple[str, SlotRecord]]) -> FillResult:
+def propose(
+    flow: CompiledFlow, state: SessionState, proposals: Iterable[tuple[str, SlotRecord]]
+) -> FillResult:
     """Merge model proposals (extraction, seed 003) under the merge rules."""
     new = state.copy()
     taken: list[str] = []

@@ -14,9 +14,9 @@ from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import ResponsePart
 from pipecat_steward.core.slots.dag import Announce, Decision, decide
 from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState, SlotRecord
-from pipecat_steward.core.variables import JsonValue
 
 __all__ = ["Turn"]
 
@@ -25,7 +25,12 @@ class Turn:
     """One invocation in progress. Stages read and change ``state`` and the collectors."""
 
     def __init__(
-        self, flow: CompiledFlow, state: SessionState, user_text: str, rng: Chooser | None, first_turn: bool
+        self,
+        flow: CompiledFlow,
+        state: SessionState,
+        user_text: str,
+        rng: Chooser | None,
+        first_turn: bool,
     ) -> None:
         self.flow = flow
         self.state = state
@@ -60,7 +65,7 @@ class Turn:
         else:
             state.steer_back_turns += 1
 
-    def log(self, tag: str, **data: JsonValue) -> None:
+    def log(self, tag: str, **data: object) -> None:
         """Record a debug entry with a §19.2 tag."""
         self.events.append(DebugEntry(tag, self.state.invocation, data))
 
@@ -87,7 +92,9 @@ class Turn:
     def ask_response(self, names: Sequence[str]) -> None:
         for name in names:
             cfg = self.flow.slot[name].config
-            self.response.extend(prompt.resolve_response(self.state, cfg.response, cfg.channel_responses))
+            self.response.extend(
+                prompt.resolve_response(self.state, cfg.response, cfg.channel_responses)
+            )
 
     # -- the announce cascade (§12.3) ----------------------------------------------------
 
@@ -96,17 +103,25 @@ class Turn:
         decision = decide(self.flow, self.state)
         while isinstance(decision, Announce):
             cfg = self.flow.slot[decision.slot].config
-            put(self.state, decision.slot, SlotRecord("filled", True, None, "announce", self.state.turn))
-            self.announce_messages.append(prompt.render(cfg.message, self.state.variables))
+            put(
+                self.state,
+                decision.slot,
+                SlotRecord("filled", True, None, "announce", self.state.turn),
+            )
+            self.announce_messages.append(render(cfg.message, self.state.variables))
             self.announce_force = self.announce_force or cfg.preempt
-            self.response.extend(prompt.resolve_response(self.state, cfg.response, cfg.channel_responses))
+            self.response.extend(
+                prompt.resolve_response(self.state, cfg.response, cfg.channel_responses)
+            )
             self.log("announce", slot=decision.slot)
             decision = decide(self.flow, self.state)
         return decision
 
     # -- actions ------------------------------------------------------------------------
 
-    def collection_action(self, decision: Decision | None, directive: str, phase: Phase = "collection") -> Action:
+    def collection_action(
+        self, decision: Decision | None, directive: str, phase: Phase = "collection"
+    ) -> Action:
         return self.llm_action(decision, directive, phase)
 
     def llm_action(self, decision: Decision | None, directive: str, phase: Phase) -> Action:
@@ -177,7 +192,12 @@ class Turn:
     def _gate_context(self, hints: list[Hint]) -> None:
         state = self.state
         gate = self.flow.config.gate_slot
-        if gate and state.gate_user_text and not state.gate_text_delivered and state.record(gate).settled:
+        if (
+            gate
+            and state.gate_user_text
+            and not state.gate_text_delivered
+            and state.record(gate).settled
+        ):
             text = f'The caller said earlier: "{state.gate_user_text}". Take any values it contains from there rather than asking again.'
             hints.append(Hint("user_context", text))
             state.gate_text_delivered = True
@@ -189,7 +209,11 @@ class Turn:
         hints.append(prompt.inferred_hint(self.flow, self.state, names))
         for name in names:
             r = self.state.slots[name]
-            put(self.state, name, SlotRecord(r.status, r.value, r.source, r.origin, self.state.turn, True))
+            put(
+                self.state,
+                name,
+                SlotRecord(r.status, r.value, r.source, r.origin, self.state.turn, True),
+            )
 
     def _route_payloads(self, preempt: bool) -> tuple[ResponsePart, ...]:
         if not self.response:

@@ -184,7 +184,9 @@ def _setters(ctx: _Context) -> Iterator[ConfigError]:
     for setter, members in by_setter.items():
         i = members[0][0]
         if setter in STEWARD_TOOLS or setter in tools:
-            yield ConfigError(f"slots[{i}].setter", f"{setter!r} clashes with a task or steward tool")
+            yield ConfigError(
+                f"slots[{i}].setter", f"{setter!r} clashes with a task or steward tool"
+            )
         yield from _setter_fields(setter, members)
 
 
