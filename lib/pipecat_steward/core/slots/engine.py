@@ -249,10 +249,10 @@ def _all_done(turn: Turn, decision: AllDone) -> Action:
 
 
 _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Action | None], ...] = (
-    _gate,
     _prefill,
     _detect_change,
     _promote_and_route,
+    _gate,
     _deactivate,
     _auto_confirm,
     exits.declined_inputs,

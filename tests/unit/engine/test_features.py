@@ -1,0 +1,298 @@
+"""Engine features one by one: visibility, auto/inline confirm, slot errors, steer-back,
+announce cascade, event pre-fill, conditional slots, rich responses, corrections, declines,
+parallel tasks and the gate slot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pipecat_steward.agent.conversation import Call, Conversation, Inference
+from pipecat_steward.core.slots import compile_flow, fill_slots, is_affirmative, starts_affirmative, step
+from pipecat_steward.core.state import SessionState
+
+from .flows import BELLA, toy
+from .test_worked_examples import FirstChoice, calls, check_availability, make_reservation
+
+
+@pytest.mark.parametrize(
+    ("text", "pure", "starts"),
+    [
+        ("Yes", True, True),
+        ("yes.", True, True),
+        ("Yes, that's correct", True, True),
+        ("That's right", True, False),
+        ("sounds good", True, False),
+        ("Yes, but make it 6", False, False),
+        ("yes actually change it", False, False),
+        ("Yea, also my wife has a shellfish allergy", False, True),
+        ("yes yes yes yes yes yes", False, True),
+        ("no", False, False),
+        ("", False, False),
+    ],
+)
+def test_affirmative_detection(text: str, pure: bool, starts: bool) -> None:
+    assert is_affirmative(text) is pure
+    assert starts_affirmative(text) is starts
+
+
+def readback_toy(**extra: Any) -> Conversation:
+    config = toy(**{"slot:num_guests": {"requires_readback": True}, "slot:date": {"requires_readback": True}})
+    config.update(extra)
+    return Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
+
+
+def test_inline_confirm_commits_and_lets_the_llm_collect_the_new_content() -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn("Yep, and we'd like July 18th", calls(("set_date", {"d": "2026-07-18"})))
+    first = t.actions[0]
+    assert first.inline_confirmed and first.phase == "collection" and not first.preempt
+    assert "<slot_filling_protocol>" in first.suffix and "<readback_protocol>" not in first.suffix
+    assert conv.state.record("num_guests").status == "filled"
+    assert conv.state.record("date").status == "pending"
+
+
+def test_auto_confirm_only_with_pending_from_a_prior_turn() -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    # The setter and "yes" in the same turn: the readback was never heard, nothing is confirmed.
+    t = conv.turn("4 people, yes", calls(("set_num_guests", {"n": 4})))
+    assert not any(c.name == "confirm_pending" for c in t.fired)
+    assert conv.state.record("num_guests").status == "pending"
+
+
+def test_slot_errors_are_joined_counted_and_exhaust() -> None:
+    config = toy(**{"slot:num_guests": {"validation": {
+        "max_retries": 2, "errors": {"out_of_range": "We seat 1 to 8 guests."},
+        "on_exhaust": {"say": "Please call us at 555-0100.", "then": {"tool": "transfer", "args": {"why": "{date}"}}}}}})  # fmt: skip
+    transfers: list[dict[str, Any]] = []
+    tools = {"set_num_guests": lambda n: {"error": True, "error_code": "out_of_range"} if n > 8 else {"stored": True, "value": n},
+             "set_date": lambda d: {"error": True, "error_code": "past_date"},
+             "transfer": lambda **a: transfers.append(a) or {"ok": True}}  # fmt: skip
+    conv = Conversation(compile_flow(config), tools)
+    conv.turn("Hi")
+    t = conv.turn("12 people yesterday", calls(("set_num_guests", {"n": 12}), ("set_date", {"d": "x"})))
+    assert t.said == "We seat 1 to 8 guests. What date works for you?", "all errors of a turn, joined"
+    assert conv.state.retries == {"slot:num_guests": 1, "slot:date": 1}
+    assert [e.tag for e in t.events].count("slot_error") == 2
+    t = conv.turn("15 then", calls(("set_num_guests", {"n": 15})))
+    assert t.said == "Please call us at 555-0100." and conv.state.status == "escalated"
+    assert [c.name for c in t.fired] == ["transfer"]
+    assert transfers == [{"why": "{date}"}], "unknown placeholders stay as written"
+
+
+def test_prerequisite_and_validate_against() -> None:
+    flow = compile_flow(BELLA)
+    state = fill_slots(flow, SessionState(), {"party_size": 2, "preferred_date": "2026-06-17"}).state
+    times = {"find_available_times": lambda **_: {"success": True, "available_times": "18:00, 20:30"}}
+    conv = Conversation(flow, times, state=state)
+    assert conv.turn("Hi").said == "We have 18:00, 20:30. Which time works?"
+    t = conv.turn("nine pm please", calls(("set_selected_time", {"value": "21:00"})))
+    assert t.said == "That time isn't open. We have 18:00, 20:30."
+    assert conv.state.record("selected_time").status == "empty"
+
+
+def test_steer_back_soft_hard_yield_escalate() -> None:
+    config = toy()
+    config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 5,
+                            "on_exhaust": {"say": "Let me get a colleague.", "then": "escalate"}}  # fmt: skip
+    conv = Conversation(compile_flow(config), {"escalate": lambda: {"ok": True}})
+    conv.turn("Hi")  # 1
+    t2 = conv.turn("what's the weather?")  # 2 → soft
+    assert [h.tag for h in t2.actions[0].hints] == ["steer_back"]
+    assert not t2.actions[0].preempt
+    t3 = conv.turn("do you like jazz?")  # 3 → hard
+    assert t3.actions[0].preempt and t3.said == "How many guests?"
+    t4 = conv.turn("hmm")  # yield: the LLM runs free, the counter does not move
+    assert not t4.actions[0].preempt and conv.state.steer_back_turns == 3
+    assert any(e.tag == "steer_back_yield" for e in t4.events)
+    assert conv.turn("still no").actions[0].preempt  # 4 → hard again
+    conv.turn("nope")  # yield
+    t6 = conv.turn("...")  # 5 → escalate
+    assert t6.said == "Let me get a colleague." and conv.state.status == "escalated"
+
+
+def test_progress_resets_steer_back() -> None:
+    conv = Conversation(compile_flow(toy()), {"check_availability": check_availability})
+    conv.turn("Hi")
+    conv.turn("weather?")
+    assert conv.state.steer_back_turns == 2
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    assert conv.state.steer_back_turns == 0
+
+
+ANNOUNCE = {
+    "slots": [
+        {"name": "welcome", "source": "announce", "message": "Welcome to Bella Notte!", "preempt": False},
+        {"name": "terms", "source": "announce", "message": "Calls may be recorded.", "preempt": False},
+        {"name": "party_size", "setter": "set_party", "ask": "How many guests?"},
+        {"name": "disclosure", "source": "announce", "message": "A deposit of $20 applies.",
+         "requires": ["party_size"], "response": [{"type": "payload", "data": {"card": "deposit {party_size}"}}]},
+        {"name": "confirmation", "source": "task:Book"},
+    ],
+    "tasks": [{"name": "Book", "tool": "book", "inputs": ["party_size"], "requires": ["disclosure"],
+               "outputs": {"confirmation": "confirmation"}, "terminal": True, "then_say": "Booked: {confirmation}."}],
+}  # fmt: skip
+
+
+def test_announce_cascade_and_task_requires() -> None:
+    conv = Conversation(compile_flow(ANNOUNCE), {"book": lambda **_: {"success": True, "confirmation": "B-1"}})
+    t1 = conv.turn("Hi")
+    assert t1.actions[0].directive == "Welcome to Bella Notte! Calls may be recorded. How many guests?"
+    assert not t1.actions[0].preempt, "preempt: false announces guide the LLM"
+    t2 = conv.turn("two", calls(("set_party", {"n": 2})))
+    fire = next(a for a in t2.actions if a.calls)
+    assert fire.preempt and fire.force_preempt and fire.message == "A deposit of $20 applies."
+    assert fire.response == ({"type": "payload", "data": {"card": "deposit 2"}},)
+    assert t2.said == "A deposit of $20 applies. Booked: B-1."
+
+
+def test_event_prefill_skips_the_question() -> None:
+    conv = Conversation(compile_flow(BELLA), {}, event_data={"party_size": 4})
+    t1 = conv.turn("Hi")
+    assert conv.state.record("party_size").status == "filled"
+    assert conv.state.record("party_size").origin == "event"
+    assert t1.actions[0].directive == "What date would you like?"
+    assert any(e.tag == "fill_slots" for e in t1.events)
+
+
+def test_fill_slots_skip_readback_false_goes_to_pending() -> None:
+    flow = compile_flow(BELLA)
+    result = fill_slots(flow, SessionState(), {"party_size": 4, "nope": 1}, skip_readback=False)
+    assert result.filled == ("party_size",) and result.skipped == ("nope",)
+    assert result.state.record("party_size").status == "pending"
+    assert fill_slots(flow, fill_slots(flow, SessionState(), {"party_size": 4}).state, {"party_size": 5}).skipped == ("party_size",)
+
+
+CONDITIONAL = toy()
+CONDITIONAL["slots"].insert(2, {"name": "contact_phone", "setter": "set_phone",
+    "condition": "lambda filled: int(filled.get('num_guests', 0)) >= 5", "ask": "For large parties, we need a contact number."})  # fmt: skip
+
+
+def test_conditional_slot_activation_and_auto_deactivation() -> None:
+    conv = Conversation(compile_flow(CONDITIONAL), {"check_availability": check_availability})
+    conv.turn("Hi")
+    t = conv.turn("6 of us", calls(("set_num_guests", {"n": 6})))
+    assert t.actions[-1].directive == "What date works for you?"
+    conv.turn("tomorrow", calls(("set_date", {"d": "2026-07-18"})))
+    assert conv.turn("ok").actions[0].directive == "For large parties, we need a contact number."
+    conv.turn("555 1234", calls(("set_phone", {"p": "555-1234"})))
+    assert conv.state.record("contact_phone").value == "555-1234"
+    t = conv.turn("actually we are 3", calls(("correct_slot", {"slot": "num_guests", "value": 3})))
+    assert conv.state.record("contact_phone").status == "empty"
+    assert any(e.tag == "slot_deactivated" for e in t.events)
+
+
+def test_correction_invalidates_dependents_and_refires() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def availability(**args: Any) -> dict[str, Any]:
+        seen.append(args)
+        return {"success": True, "open_slots": "8 PM" if args["date"] == "2026-07-19" else "6 PM"}
+
+    conv = Conversation(compile_flow(toy()), {"check_availability": availability, "make_reservation": make_reservation})
+    conv.turn("Hi")
+    conv.turn("4 on the 18th", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"})))
+    conv.turn("6 PM", calls(("set_chosen_time", {"t": "18:00"})))
+    assert conv.state.record("chosen_time").status == "filled"
+    t = conv.turn("Actually make it the 19th", calls(("correct_slot", {"slot": "date", "value": "2026-07-19"})))
+    assert t.llm_calls[0].result["invalidated"] == ["open_slots", "chosen_time"]
+    assert seen[-1] == {"num_guests": 4, "date": "2026-07-19"}, "the affected task re-fired"
+    assert conv.state.record("open_slots").value == "8 PM"
+    assert conv.state.record("chosen_time").status == "empty"
+    assert t.said == "We have 8 PM. Which time works?"
+
+
+def test_decline_optional_never_asked_and_required_escalates() -> None:
+    config = toy(**{"slot:name": {"required": False, "default": "guest"}})
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability, "make_reservation": make_reservation})
+    conv.turn("Hi")
+    conv.turn("4 on the 18th", calls(("set_num_guests", {"n": 4}), ("set_date", {"d": "2026-07-18"})))
+    t = conv.turn("rather not give a name, 6 PM", calls(("decline_slot", {"slot": "name"}), ("set_chosen_time", {"t": "18:00"})))
+    assert conv.state.record("name").status == "declined"
+    assert t.fired[-1].args["name"] == "guest", "an optional declined input takes its default"
+    assert conv.state.status == "complete"
+
+    conv = Conversation(compile_flow(toy()), {"handover": lambda **_: {"ok": True}})
+    conv.turn("Hi")
+    t = conv.turn("I won't say how many", calls(("decline_slot", {"slot": "num_guests"})))
+    assert conv.state.status == "escalated"
+    assert t.said.startswith("I can't complete this without num guests.")
+
+
+PARALLEL = {
+    "slots": [
+        {"name": "account", "setter": "set_account"},
+        {"name": "verified", "source": "task:Verify"},
+        {"name": "balance", "source": "task:Balance"},
+    ],
+    "tasks": [
+        {"name": "Verify", "tool": "verify", "inputs": ["account"], "outputs": {"verified": "verified"}},
+        {"name": "Balance", "tool": "balance", "inputs": ["account"], "outputs": {"balance": "balance"}},
+    ],
+}  # fmt: skip
+
+
+def test_independent_ready_tasks_fire_in_the_same_invocation() -> None:
+    tools = {"verify": lambda account: {"success": True, "verified": True},
+             "balance": lambda account: {"success": True, "balance": 12}}  # fmt: skip
+    conv = Conversation(compile_flow(PARALLEL), tools)
+    conv.turn("Hi")
+    t = conv.turn("account 42", calls(("set_account", {"a": "42"})))
+    fire = next(a for a in t.actions if a.calls)
+    assert [c.name for c in fire.calls] == ["verify", "balance"]
+    assert conv.state.succeeded == ["Verify", "Balance"]
+    assert conv.state.status == "complete"
+
+
+def test_gate_slot_captures_first_turn_text() -> None:
+    config = toy()
+    config["gate_slot"] = "num_guests"
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability})
+    t1 = conv.turn("Table for 4 on the 18th please", calls(("set_num_guests", {"n": 4})))
+    assert t1.actions[0].phase == "gate"
+    assert conv.state.gate_user_text == "Table for 4 on the 18th please"
+    context = next(h for h in t1.actions[-1].hints if h.tag == "user_context")
+    assert "Table for 4 on the 18th please" in context.text
+    assert conv.state.gate_text_delivered
+
+
+def test_channel_responses_and_payload_stash() -> None:
+    config = toy(**{"slot:num_guests": {
+        "response": [{"type": "text", "text": "Party size?"}],
+        "channel_responses": {"MOBILE": [{"type": "payload", "data": {"chips": ["2", "4"]}}]}}})  # fmt: skip
+    flow = compile_flow(config)
+    result = step(flow, SessionState(), "Hi", channel="MOBILE")
+    assert not result.action.preempt and not result.action.response
+    assert result.state.pending_payloads == [{"type": "payload", "data": {"chips": ["2", "4"]}}]
+    result = step(flow, SessionState(), "Hi", channel="WEB")
+    assert result.state.pending_payloads == [{"type": "text", "text": "Party size?"}]
+
+
+def test_refused_call_to_hidden_tool_is_recorded() -> None:
+    conv = Conversation(compile_flow(toy()), {})
+    conv.turn("Hi")
+    t = conv.turn("7 pm", calls(("set_chosen_time", {"t": "19:00"}), ("check_availability", {})))
+    assert [c.outcome for c in t.llm_calls] == ["refused", "refused"]
+    assert conv.state.record("chosen_time").status == "empty"
+
+
+def test_suffix_holds_one_phase_block_and_the_sentinel() -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    t = conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    suffix = t.actions[-1].suffix
+    assert suffix.startswith("<!-- steward -->")
+    assert suffix.count("<readback_protocol>") == 1 and "<slot_filling_protocol>" not in suffix
+    assert "<system_directive>\nJust to confirm — 4 guests. Is that correct?\n</system_directive>" in suffix
+    first = conv.turn("what?", [Inference()]).actions[0]
+    assert "Tool selection" not in first.suffix
+
+
+def test_protocol_block_lists_hint_to_setter() -> None:
+    result = step(compile_flow(BELLA), SessionState(), "Hi")
+    assert "- Party size / number of guests → set_reservation_basics" in result.action.suffix
+    assert Call  # the vocabulary is importable for users' scripts
