@@ -21,6 +21,9 @@ from pipecat_steward.testing.script import Call, Step, split_step
 from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
 
 Body = dict[str, Any]
+# No keep-alive: the client's pooled socket would outlive the server and leak (the
+# clients are rarely closed by their services), which tests see as a ResourceWarning.
+_CLOSE = {"Connection": "close"}
 
 
 class ChatCompletionsServer(ScriptedFake[Body]):
@@ -85,10 +88,10 @@ class ChatCompletionsServer(ScriptedFake[Body]):
         if error is not None:
             self.errors.append(error)
             payload = {"error": {"message": error, "type": "invalid_request_error"}}
-            return web.json_response(payload, status=400)
+            return web.json_response(payload, status=400, headers=_CLOSE)
         text, calls = split_step(self.next_step(body))
         if not body.get("stream"):
-            return web.json_response(self._completion(body, text, calls))
+            return web.json_response(self._completion(body, text, calls), headers=_CLOSE)
         return await self._stream(request, body, text, calls)
 
     def _completion(self, body: Body, text: str, calls: list[Call]) -> Body:
@@ -101,7 +104,7 @@ class ChatCompletionsServer(ScriptedFake[Body]):
     async def _stream(
         self, request: web.Request, body: Body, text: str, calls: list[Call]
     ) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **_CLOSE})
         await response.prepare(request)
         for delta in [*_text_deltas(text), *self._call_deltas(calls)]:
             await self._send(response, body, delta)
