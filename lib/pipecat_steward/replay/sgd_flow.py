@@ -1,0 +1,115 @@
+"""An SGD service schema as a slot-filling flow config.
+
+One config per service (see ``docs/sgd.md`` for the reasoning):
+
+- every schema slot is one user slot filled by the service's one multi-slot setter
+  (``set_<service>``, field = slot name), ``required: False`` because requiredness belongs to
+  intents, not slots (``travelers`` is optional for ``FindBus`` and required for
+  ``BuyBusTicket``); its ``default`` is the first intent default the schema gives for it;
+- the active intent is one more user slot, ``intent``; switching intents is a correction of it;
+- each intent is a non-terminal task: ``inputs`` = its required and optional slots,
+  ``requires`` = ``intent`` and its required slots, ``condition`` = ``intent == '<Intent>'``,
+  so it fires as soon as it is the active intent with its required slots filled and re-fires
+  after a correction of any input or of the intent;
+- a terminal ``EndDialogue`` task that needs a ``goodbye`` slot the replay never fills, so the
+  flow never auto-completes (the seed-003 completion rule would end the session once every
+  active task succeeded, and SGD callers go on to other intents);
+- readback off, steer-back and stall escape off (a replay has no stalls to recover from).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pipecat_steward.core.slots import CompiledFlow, compile_flow
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = [
+    "END_TASK",
+    "GOODBYE_SLOT",
+    "INTENT_SLOT",
+    "build_flow_config",
+    "compile_service",
+    "setter_name",
+    "tool_name",
+]
+
+INTENT_SLOT = "intent"
+GOODBYE_SLOT = "goodbye"
+END_TASK = "EndDialogue"
+_NEVER = 10**9
+
+
+def setter_name(service: str) -> str:
+    """The service's multi-slot setter tool: ``Restaurants_2`` → ``set_restaurants_2``."""
+    return f"set_{service.lower()}"
+
+
+def tool_name(intent: str) -> str:
+    """The executor tool of an intent: ``ReserveRestaurant`` → ``reserve_restaurant``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", intent).lower()
+
+
+def _defaults(service: Mapping[str, Any]) -> dict[str, JsonValue]:
+    defaults: dict[str, JsonValue] = {}
+    for intent in service["intents"]:
+        for slot, value in intent["optional_slots"].items():
+            defaults.setdefault(slot, value)
+    return defaults
+
+
+def _slot(name: str, setter: str, description: str, default: JsonValue = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "source": "user",
+        "setter": setter,
+        "setter_field": name,
+        "required": False,
+        "default": default,
+        "hint": description,
+        "ask": f"What is the {name.replace('_', ' ')}?",
+    }
+
+
+def _task(intent: Mapping[str, Any]) -> dict[str, Any]:
+    required = list(intent["required_slots"])
+    return {
+        "name": intent["name"],
+        "tool": tool_name(intent["name"]),
+        "inputs": [*required, *intent["optional_slots"]],
+        "requires": [INTENT_SLOT, *required],
+        "condition": f"{INTENT_SLOT} == '{intent['name']}'",
+        "success_check": None,
+    }
+
+
+def build_flow_config(service: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the flow config (plain data) of one SGD service schema entry.
+
+    Raises:
+        ValueError: When a schema slot is named like a replay slot (``intent``, ``goodbye``).
+    """
+    setter = setter_name(str(service["service_name"]))
+    names = {s["name"] for s in service["slots"]}
+    if names & {INTENT_SLOT, GOODBYE_SLOT}:
+        raise ValueError(f"{service['service_name']}: slot name clashes with a replay slot")
+    defaults = _defaults(service)
+    slots = [_slot(INTENT_SLOT, setter, "The service intent the caller wants")]
+    slots += [
+        _slot(s["name"], setter, s["description"], defaults.get(s["name"]))
+        for s in service["slots"]
+    ]
+    slots.append(_slot(GOODBYE_SLOT, f"set_{GOODBYE_SLOT}", "The caller ends the dialogue"))
+    tasks = [_task(i) for i in service["intents"]]
+    tasks.append(
+        {"name": END_TASK, "tool": "end_dialogue", "requires": [GOODBYE_SLOT], "terminal": True}
+    )
+    steer = {"soft_after": _NEVER, "hard_after": _NEVER, "escalate_after": _NEVER}
+    return {"slots": slots, "tasks": tasks, "steer_back": steer}
+
+
+def compile_service(service: Mapping[str, Any]) -> CompiledFlow:
+    """Build and compile the flow of one SGD service."""
+    return compile_flow(build_flow_config(service))

@@ -1,0 +1,203 @@
+"""Replaying SGD dialogues through the slot-filling engine.
+
+Each dialogue gets one ``Conversation`` per service (SGD keeps one state per service frame).
+Per user turn and frame, the gold values newly entering the state go to the service's setter
+in one call, a changed value goes to ``correct_slot``, and a new active intent fills or corrects
+the ``intent`` slot; these are the scripted LLM's tool calls of that turn. Executors are fakes
+that succeed and record their arguments. After the turn the engine's state is compared with the
+gold state, and the gold service calls of the next system turn with what the engine fired.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.agent.conversation import Call, Conversation, Inference
+from pipecat_steward.core.slots import CompiledFlow
+from pipecat_steward.replay.metrics import Metrics
+from pipecat_steward.replay.sgd_data import (
+    NO_INTENT,
+    Dialogue,
+    GoldCall,
+    GoldFrame,
+    GoldTurn,
+    load_dialogues,
+    load_schema,
+)
+from pipecat_steward.replay.sgd_flow import INTENT_SLOT, compile_service, setter_name, tool_name
+
+__all__ = ["Replayer", "replay_split"]
+
+_REPLAY_SLOTS = frozenset({INTENT_SLOT, "goodbye"})
+_DONTCARE = "dontcare"
+
+
+@dataclass
+class _Session:
+    """One service's engine session inside one dialogue."""
+
+    flow: CompiledFlow
+    conversation: Conversation
+    fed: dict[str, str] = field(default_factory=lambda: {})
+    executed: dict[str, Mapping[str, Any]] = field(default_factory=lambda: {})
+    fired_at: dict[str, int] = field(default_factory=lambda: {})
+
+
+def _succeed(**_: Any) -> dict[str, Any]:
+    return {"success": True}
+
+
+class Replayer:
+    """Replays dialogues of one schema, accumulating ``Metrics``."""
+
+    def __init__(self, schema: Mapping[str, Mapping[str, Any]]) -> None:
+        self.schema = schema
+        self.flows = {name: compile_service(s) for name, s in schema.items()}
+        self.metrics = Metrics()
+
+    def _session(self, service: str) -> _Session:
+        flow = self.flows[service]
+        tools = {tool_name(t.name): _succeed for t in flow.tasks}
+        return _Session(flow, Conversation(flow, tools))
+
+    def replay(self, dialogue: Dialogue) -> None:
+        """Replay one dialogue turn by turn."""
+        self.metrics.dialogues += 1
+        self.metrics.multi_valued += dialogue.multi_valued
+        sessions: dict[str, _Session] = {}
+        for turn in dialogue.turns:
+            self.metrics.user_turns += 1
+            for frame in turn.frames:
+                session = sessions.get(frame.service) or sessions.setdefault(
+                    frame.service, self._session(frame.service)
+                )
+                self._play(dialogue.dialogue_id, turn, frame, session)
+            for call in turn.calls:
+                self._check_call(dialogue.dialogue_id, turn.index, call, sessions.get(call.service))
+
+    def _play(self, dialogue_id: str, turn: GoldTurn, frame: GoldFrame, session: _Session) -> None:
+        calls = self._plan(dialogue_id, frame, session)
+        record = session.conversation.turn(
+            turn.utterance, [Inference(calls=calls)] if calls else []
+        )
+        for made in record.llm_calls:
+            if made.outcome != "ok":
+                self.metrics.rejected_calls += 1
+                self.metrics.miss(f"call_{made.outcome}:{made.name}", dialogue_id)
+        for fired in record.fired:
+            session.executed[fired.name] = fired.args
+            session.fired_at[fired.name] = turn.index
+        if frame.intent != NO_INTENT:
+            self._check_state(dialogue_id, frame, session)
+
+    def _plan(self, dialogue_id: str, frame: GoldFrame, session: _Session) -> list[Call]:
+        """The scripted LLM's calls: one setter call for new values, a correction per change."""
+        wanted = dict(frame.values)
+        if frame.intent != NO_INTENT:
+            wanted[INTENT_SLOT] = frame.intent
+        new: dict[str, str] = {}
+        calls: list[Call] = []
+        for slot, value in wanted.items():
+            if slot not in session.fed:
+                new[slot] = value
+            elif session.fed[slot] != value:
+                calls.append(Call("correct_slot", {"slot": slot, "value": value}))
+                self._count_change(slot)
+        if session.fed.keys() - wanted.keys() - {INTENT_SLOT}:
+            self.metrics.miss("gold_value_dropped", dialogue_id)  # no such turn in SGD dev
+        session.fed.update(wanted)
+        return [Call(setter_name(frame.service), new), *calls] if new else calls
+
+    def _count_change(self, slot: str) -> None:
+        if slot == INTENT_SLOT:
+            self.metrics.intent_switches += 1
+        else:
+            self.metrics.corrections += 1
+
+    def _check_state(self, dialogue_id: str, frame: GoldFrame, session: _Session) -> None:
+        m = self.metrics
+        m.state_frames += 1
+        state = session.conversation.state
+        engine = {
+            n: r.value for n, r in state.slots.items() if r.settled and n not in _REPLAY_SLOTS
+        }
+        if engine.keys() != frame.values.keys():
+            m.miss("state_slots_differ", dialogue_id)
+        elif any(str(v) not in frame.accepted[n] for n, v in engine.items()):
+            m.miss("state_value_differs", dialogue_id)
+        else:
+            m.state_matches += 1
+        intent = self.schema[frame.service]["intents"]
+        required = next((i["required_slots"] for i in intent if i["name"] == frame.intent), [])
+        gold_ready = all(s in frame.values for s in required)
+        engine_ready = frame.intent in state.succeeded
+        if gold_ready == engine_ready:
+            m.completion_matches += 1
+        else:
+            m.miss(
+                "completion_engine_early" if engine_ready else "completion_engine_late", dialogue_id
+            )
+
+    def _check_call(
+        self, dialogue_id: str, index: int, call: GoldCall, session: _Session | None
+    ) -> None:
+        m = self.metrics
+        m.calls += 1
+        if session is None:
+            m.miss("call_without_session", dialogue_id)
+            return
+        kind = "transactional" if self._transactional(call) else "search"
+        tool = tool_name(call.method)
+        m.call_matches += self._agrees(
+            call.method in session.conversation.state.succeeded, "call_task_not_fired", dialogue_id
+        )
+        m.call_turn_matches += self._agrees(
+            session.fired_at.get(tool) == index, f"call_fired_earlier:{kind}", dialogue_id
+        )
+        mismatch = _argument_mismatch(session.flow, call, session.executed.get(tool))
+        m.argument_matches += self._agrees(mismatch is None, f"{mismatch}:{kind}", dialogue_id)
+
+    def _agrees(self, ok: bool, kind: str, dialogue_id: str) -> bool:
+        if not ok:
+            self.metrics.miss(kind, dialogue_id)
+        return ok
+
+    def _transactional(self, call: GoldCall) -> bool:
+        intents = self.schema[call.service]["intents"]
+        return any(i["name"] == call.method and i["is_transactional"] for i in intents)
+
+
+def _argument_mismatch(
+    flow: CompiledFlow, call: GoldCall, args: Mapping[str, Any] | None
+) -> str | None:
+    """Return the mismatch class of the engine's latest arguments for ``call`` (None: equal)."""
+    if args is None:
+        return "args_never_fired"
+    for name, value in args.items():
+        gold = call.parameters.get(name)
+        default = flow.slot[name].config.default
+        if (gold is None and value in (default, _DONTCARE)) or (
+            gold is not None and str(value) == gold
+        ):
+            continue
+        return "args_optional_filled_after_fire" if value == default else "args_value_differs"
+    return None
+
+
+def replay_split(split_dir: Path, dialogues: Iterable[Dialogue] | None = None) -> dict[str, Any]:
+    """Replay every dialogue of an SGD split folder and return the report.
+
+    Args:
+        split_dir: A folder with ``schema.json[.gz]`` and ``dialogues_*.json[.gz]``.
+        dialogues: Replay these instead of the folder's dialogue files.
+    """
+    start = time.perf_counter()
+    replayer = Replayer(load_schema(split_dir))
+    for dialogue in dialogues if dialogues is not None else load_dialogues(split_dir):
+        replayer.replay(dialogue)
+    replayer.metrics.seconds = time.perf_counter() - start
+    return replayer.metrics.report()
