@@ -34,7 +34,7 @@ class BedrockProvider:
         config = Config(
             connect_timeout=stage.timeout_s,
             read_timeout=stage.timeout_s,
-            retries={"max_attempts": 1, "mode": "standard"},
+            retries={"total_max_attempts": 1, "mode": "standard"},
         )
         self._client: Any = boto3.session.Session().client(
             "bedrock-runtime",

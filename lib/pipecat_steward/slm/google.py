@@ -2,7 +2,9 @@
 
 The schema is sent as Gemini's OpenAPI-subset ``response_schema`` with
 ``response_mime_type="application/json"``. The SDK's own retries are off: the caller's timeout
-is the whole budget. :mod:`pipecat_steward.slm.vertex` reuses this module with
+is the whole budget. We hand the SDK our own ``httpx2`` async client (its own HTTP library) so
+the connection pool's lifetime is ours to close, rather than the SDK's per-loop aiohttp
+sessions. :mod:`pipecat_steward.slm.vertex` reuses this module with
 ``vertexai=True``.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import httpx2
 from google import genai
 from google.genai import errors, types
 
@@ -22,12 +25,13 @@ from pipecat_steward.slm.schemas import gemini_schema
 __all__ = ["GoogleProvider", "http_options"]
 
 
-def http_options(stage: SLMStage) -> types.HttpOptions:
-    """Return the SDK's HTTP options: the stage's base URL and timeout, no SDK retries."""
+def http_options(stage: SLMStage, http: httpx2.AsyncClient) -> types.HttpOptions:
+    """Return the SDK's HTTP options: base URL, timeout, our HTTP client, no SDK retries."""
     return types.HttpOptions(
         base_url=stage.base_url,
         timeout=int(stage.timeout_s * 1000),
         retry_options=types.HttpRetryOptions(attempts=1),
+        httpx_async_client=http,
     )
 
 
@@ -35,15 +39,17 @@ class GoogleProvider:
     """One Gemini API endpoint."""
 
     def __init__(self, stage: SLMStage) -> None:
-        self._client = self._make_client(stage)
+        # A client that fails to build below never opened a socket, so nothing leaks.
+        self._http = httpx2.AsyncClient(timeout=stage.timeout_s)
+        self._client = self._make_client(stage, http_options(stage, self._http))
 
-    def _make_client(self, stage: SLMStage) -> genai.Client:
+    def _make_client(self, stage: SLMStage, options: types.HttpOptions) -> genai.Client:
         """Build the SDK client with an API key from the stage's environment variable."""
         env = stage.api_key_env or "GEMINI_API_KEY"
         key = os.environ.get(env)
         if not key:
             raise SLMResolutionError(f"logic_slm (google): environment variable {env} is not set")
-        return genai.Client(api_key=key, http_options=http_options(stage))
+        return genai.Client(api_key=key, http_options=options)
 
     async def complete(self, request: ProviderRequest) -> ProviderReply:
         """Call ``generateContent`` asking for JSON shaped by the schema."""
@@ -58,8 +64,9 @@ class GoogleProvider:
         return _reply(response, "json_schema" if request.schema is not None else "text")
 
     async def aclose(self) -> None:
-        """Close the SDK's async HTTP session."""
-        await self._client.aio.aclose()
+        """Close our HTTP client and the SDK's (unused) sync one."""
+        await self._http.aclose()
+        self._client.close()
 
 
 def _config(request: ProviderRequest) -> types.GenerateContentConfig:

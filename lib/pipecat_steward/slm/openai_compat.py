@@ -134,7 +134,7 @@ class OpenAICompatProvider:
 
 def _with_schema(system: str, schema: Any) -> str:
     """Echo the schema in the prompt unless the caller already did."""
-    if json.dumps(schema, sort_keys=True, separators=(",", ":")) in system:
+    if json.dumps(schema, separators=(",", ":")) in system:
         return system
     return f"{system.rstrip()}\n\n{schema_instruction(schema)}"
 

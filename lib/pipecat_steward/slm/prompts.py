@@ -71,7 +71,7 @@ def effective_prompts(*layers: Mapping[Scope, str] | None) -> dict[Scope, str]:
 
 def schema_instruction(schema: Mapping[str, Any]) -> str:
     """Return the sentence that echoes ``schema`` in a prompt."""
-    text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(schema, separators=(",", ":"))
     return (
         "Reply with exactly one JSON object, no prose, that matches this JSON Schema; "
         f"use null for anything not known:\n{text}"

@@ -31,8 +31,8 @@ JSON = dict[str, Any]
 
 
 def _key(schema: Mapping[str, Any]) -> str:
-    """Return a canonical text key for caching per schema."""
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    """Return a text key for caching per schema (order kept: property order reaches the model)."""
+    return json.dumps(schema, separators=(",", ":"))
 
 
 def strict_schema(schema: Mapping[str, Any]) -> JSON:
@@ -57,6 +57,8 @@ def _strict(node: JSON) -> JSON:
             out[name] = [_strict(v) for v in out[name]]
     if isinstance(out.get("items"), dict):
         out["items"] = _strict(out["items"])
+    if "type" not in out and _enum_type(out):
+        out["type"] = _enum_type(out)  # strict mode and Gemini both want a typed enum
     if "properties" in out:
         _close_object(out)
     return out
@@ -72,6 +74,13 @@ def _close_object(node: JSON) -> None:
     node["required"] = list(properties)
     node["additionalProperties"] = False
     node.setdefault("type", "object")
+
+
+def _enum_type(node: JSON) -> str | None:
+    """Return the JSON type shared by every enum value (``None`` when mixed or no enum)."""
+    names = {bool: "boolean", int: "integer", float: "number", str: "string"}
+    kinds = {names.get(type(v)) for v in node.get("enum", []) if v is not None}
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
 
 
 def _nullable(node: JSON) -> JSON:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 
 from google import genai
+from google.genai import types
 
 from pipecat_steward.exceptions import SLMResolutionError
 from pipecat_steward.slm.config import SLMStage
-from pipecat_steward.slm.google import GoogleProvider, http_options
+from pipecat_steward.slm.google import GoogleProvider
 
 __all__ = ["VertexProvider"]
 
@@ -22,7 +23,7 @@ __all__ = ["VertexProvider"]
 class VertexProvider(GoogleProvider):
     """One Vertex AI endpoint (project/location, or express mode with an API key)."""
 
-    def _make_client(self, stage: SLMStage) -> genai.Client:
+    def _make_client(self, stage: SLMStage, options: types.HttpOptions) -> genai.Client:
         """Build the SDK client in Vertex mode."""
         if stage.api_key_env:
             key = os.environ.get(stage.api_key_env)
@@ -30,10 +31,10 @@ class VertexProvider(GoogleProvider):
                 raise SLMResolutionError(
                     f"logic_slm (vertex): environment variable {stage.api_key_env} is not set"
                 )
-            return genai.Client(vertexai=True, api_key=key, http_options=http_options(stage))
+            return genai.Client(vertexai=True, api_key=key, http_options=options)
         return genai.Client(
             vertexai=True,
             project=stage.project,
             location=stage.location,
-            http_options=http_options(stage),
+            http_options=options,
         )
