@@ -1,0 +1,195 @@
+"""The SGD replay: schema → flow builder, dialogue replay, metrics and the script's output.
+
+The fixture (tests/fixtures/sgd, CC BY-SA 4.0, see its NOTICE.md) holds seven dev dialogues; the
+expected counts below were checked by reading each dialogue's gold turns (docs/sgd.md explains
+the mismatch classes).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipecat_steward.core.slots import compile_flow
+from pipecat_steward.replay import KEYS, Replayer, build_flow_config, load_dialogues, load_schema
+from pipecat_steward.replay.sgd_data import parse_dialogue
+from pipecat_steward.replay.sgd_replay import replay_split
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "sgd"
+SCHEMA = load_schema(FIXTURE)
+DIALOGUES = {d.dialogue_id: d for d in load_dialogues(FIXTURE)}
+
+FIRED_EARLY_T = "call_fired_earlier:transactional"
+FIRED_EARLY_S = "call_fired_earlier:search"
+STALE_T = "args_optional_filled_after_fire:transactional"
+STALE_S = "args_optional_filled_after_fire:search"
+
+# dialogue id → (corrections, intent switches, gold calls, mismatch counts)
+EXPECTED: dict[str, tuple[int, int, int, dict[str, int]]] = {
+    # FindRestaurants with everything in the first turns: the engine fires with the gold call.
+    "1_00030": (0, 0, 1, {}),
+    # ReserveRestaurant fires at turn 4 (name, city, time known) with the default 2 seats;
+    # the caller then says 1 person and SGD confirms before calling at turn 8.
+    "1_00003": (0, 0, 1, {FIRED_EARLY_T: 1, STALE_T: 1}),
+    # City and restaurant corrected at turn 4 (2 corrections, the reservation re-fires then);
+    # SGD calls after the confirmation at turn 6, with the defaults the engine also used.
+    "1_00006": (2, 0, 1, {FIRED_EARLY_T: 1}),
+    # Flight search: Economy (= the default) added at turn 6 and SGD searches again, the engine
+    # does not (same arguments); the destination correction at turn 10 re-fires it.
+    "1_00031": (1, 0, 3, {FIRED_EARLY_S: 1}),
+    # Flight search: United Airlines added at turn 10; SGD searches again, the engine keeps
+    # its first result (stale airlines = dontcare).
+    "1_00032": (0, 0, 2, {FIRED_EARLY_S: 1, STALE_S: 1}),
+    # Two services: Fresno → Long Beach corrected, FindBus → BuyBusTicket (confirmed by SGD one
+    # turn later), then Hotels_4 SearchHotel in a two-frame turn.
+    "8_00059": (1, 1, 3, {FIRED_EARLY_T: 1}),
+    # FindApartment → ScheduleVisit, then Restaurants_2 FindRestaurants (price_range dontcare is
+    # omitted from the gold call) → ReserveRestaurant: two confirmed transactions.
+    "19_00082": (0, 2, 4, {FIRED_EARLY_T: 2}),
+}
+
+
+@pytest.mark.parametrize("service", sorted(SCHEMA))
+def test_builder_output_compiles_for_every_fixture_service(service: str) -> None:
+    schema = SCHEMA[service]
+    flow = compile_flow(build_flow_config(schema))
+    for intent in schema["intents"]:
+        task = flow.task[intent["name"]].config
+        assert set(task.requires) == {"intent", *intent["required_slots"]}
+        assert set(task.inputs) == {*intent["required_slots"], *intent["optional_slots"]}
+        assert not task.terminal
+    assert all(not s.config.required and not s.config.requires_readback for s in flow.slots)
+    assert {s["name"] for s in schema["slots"]} <= set(flow.slot)
+
+
+@pytest.mark.parametrize("dialogue_id", sorted(EXPECTED))
+def test_fixture_dialogue_replays_as_read_by_hand(dialogue_id: str) -> None:
+    corrections, switches, calls, mismatches = EXPECTED[dialogue_id]
+    replayer = Replayer(SCHEMA)
+    replayer.replay(DIALOGUES[dialogue_id])
+    m = replayer.metrics
+    assert m.state_matches == m.state_frames > 0, "engine state equals the gold state every turn"
+    assert m.completion_matches == m.state_frames
+    assert m.call_matches == m.calls == calls
+    assert (m.corrections, m.intent_switches, m.rejected_calls) == (corrections, switches, 0)
+    assert dict(m.mismatches) == mismatches
+
+
+def test_fixture_split_totals_are_the_sum_of_the_dialogues() -> None:
+    report = replay_split(FIXTURE)
+    assert report["dialogues"] == 7
+    assert report["user_turns"] == sum(len(d.turns) for d in DIALOGUES.values()) == 47
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+    assert report["service_call_agreement"] == 1.0
+    assert report["corrections"] == 4 and report["intent_switches"] == 3
+    assert report["service_calls"] == 15
+    # 2 of 15 calls were made with different optional values; 7 fired on an earlier turn.
+    assert report["call_argument_agreement"] == round(13 / 15, 6)
+    assert report["call_turn_agreement"] == round(8 / 15, 6)
+
+
+def _frame(intent: str, values: dict[str, str]) -> dict[str, Any]:
+    actions = [
+        {"act": "INFORM", "slot": k, "values": [v], "canonical_values": [v]}
+        for k, v in values.items()
+    ]
+    state = {
+        "active_intent": intent,
+        "requested_slots": [],
+        "slot_values": {k: [v] for k, v in values.items()},
+    }
+    return {"service": "Toy_1", "actions": actions, "slots": [], "state": state}
+
+
+def _system(call: dict[str, str] | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"service": "Toy_1", "actions": [], "slots": []}
+    if call is not None:
+        frame["service_call"] = {"method": "FindThing", "parameters": call}
+    return {"speaker": "SYSTEM", "utterance": "…", "frames": [frame]}
+
+
+TOY_SCHEMA = {
+    "service_name": "Toy_1",
+    "description": "A hand-made service",
+    "slots": [{"name": n, "description": n, "is_categorical": False, "possible_values": []} for n in ("city", "count")],
+    "intents": [{"name": "FindThing", "description": "", "is_transactional": False,
+                 "required_slots": ["city"], "optional_slots": {"count": "1"}, "result_slots": []}],
+}  # fmt: skip
+
+
+def _two_turns(second_call: dict[str, str]) -> dict[str, Any]:
+    return {
+        "dialogue_id": "toy_1",
+        "services": ["Toy_1"],
+        "turns": [
+            {
+                "speaker": "USER",
+                "utterance": "Find one in Paris",
+                "frames": [_frame("FindThing", {"city": "Paris"})],
+            },
+            _system(),
+            {
+                "speaker": "USER",
+                "utterance": "Actually London",
+                "frames": [_frame("FindThing", {"city": "London"})],
+            },
+            _system(second_call),
+        ],
+    }
+
+
+def test_hand_made_dialogue_correction_refires_the_task_for_the_service_call() -> None:
+    replayer = Replayer({"Toy_1": TOY_SCHEMA})
+    replayer.replay(parse_dialogue(_two_turns({"city": "London"})))
+    report = replayer.metrics.report()
+    assert report["corrections"] == 1
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+    # The task fired at turn 1 on Paris, the correction re-fired it at turn 2 on London (with
+    # the default count), which is the gold call of the system turn after turn 2.
+    assert report["service_call_agreement"] == report["call_argument_agreement"] == 1.0
+    assert report["call_turn_agreement"] == 1.0
+    assert report["mismatches"] == {}
+
+
+def test_hand_made_dialogue_detects_wrong_call_arguments() -> None:
+    replayer = Replayer({"Toy_1": TOY_SCHEMA})
+    replayer.replay(parse_dialogue(_two_turns({"city": "London", "count": "3"})))
+    report = replayer.metrics.report()
+    assert report["service_call_agreement"] == 1.0 and report["call_argument_agreement"] == 0.0
+    assert report["mismatches"] == {
+        "args_optional_filled_after_fire:search": {"count": 1, "example": "toy_1"}
+    }
+
+
+def test_gzipped_split_reads_like_the_plain_one(tmp_path: Path) -> None:
+    for name in ("schema.json", "dialogues_001.json"):
+        with gzip.open(tmp_path / f"{name}.gz", "wb") as out:
+            out.write((FIXTURE / name).read_bytes())
+    assert [d.dialogue_id for d in load_dialogues(tmp_path)] == list(DIALOGUES)
+    assert load_schema(tmp_path) == SCHEMA
+
+
+def test_missing_files_are_reported(tmp_path: Path) -> None:
+    shutil.copy(FIXTURE / "schema.json", tmp_path / "schema.json")
+    with pytest.raises(FileNotFoundError, match="dialogues_"):
+        next(load_dialogues(tmp_path))
+
+
+def test_script_json_output_has_every_key() -> None:
+    script = ROOT / "scripts" / "sgd_replay"
+    done = subprocess.run(
+        [sys.executable, str(script), "--split-dir", str(FIXTURE), "--json"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert set(KEYS) <= set(report)
+    assert report["dialogues"] == 7 and report["joint_state_accuracy"] == 1.0
+    assert isinstance(report["seconds"], float)
