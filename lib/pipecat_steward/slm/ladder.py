@@ -101,7 +101,11 @@ def resolve_stage(
         scope_models=_merge_scopes(chain),
         prompts=prompts,
         identity=identity or SessionIdentity(),
-        sources={"provider": _provider_source(chain, provider), **sources},
+        sources={
+            "provider": _provider_source(chain, provider),
+            **sources,
+            **_prompt_sources(chain),
+        },
     )
 
 
@@ -160,6 +164,16 @@ def _merge_scopes(chain: list[Rung]) -> dict[Scope, str]:
     for rung in reversed(chain):
         merged.update(rung.entry.config.scope_models or {})
     return merged
+
+
+def _prompt_sources(chain: list[Rung]) -> dict[str, str]:
+    """Name the rung whose override each scope's prompt comes from (absent: catalog default)."""
+    sources: dict[str, str] = {}
+    for rung in reversed(chain):
+        for scope, text in (rung.entry.config.prompt_overrides or {}).items():
+            if text.strip():
+                sources[f"prompt.{scope}"] = rung.source
+    return sources
 
 
 def _provider_source(chain: list[Rung], provider: Provider) -> str:

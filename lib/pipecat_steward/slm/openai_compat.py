@@ -51,19 +51,12 @@ class OpenAICompatProvider:
     async def complete(self, request: ProviderRequest) -> ProviderReply:
         """Call chat completions in the endpoint's JSON mode (or plain text without a schema)."""
         mode = self._mode(request)
+        probing = mode == "json_schema" and request.stage.structured_mode == "auto"
         try:
-            return await self._call(request, mode)
-        except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
-            if mode != "json_schema" or request.stage.structured_mode != "auto":
-                raise _transport(err) from None
+            return await self._call(request, mode, probing=probing)
+        except _SchemaModeRejected:
             self._detected = "json_object"  # the endpoint rejected json_schema: remember it
-            return await self._call(request, "json_object")
-        except openai.APIStatusError as err:
-            raise _transport(err) from None
-        except openai.APITimeoutError:
-            raise SLMTimeoutError(f"no answer within {request.timeout:.2f}s") from None
-        except openai.APIConnectionError as err:
-            raise SLMTransportError(f"cannot reach {self._client.base_url}: {err}") from None
+            return await self._call(request, "json_object", probing=False)
 
     def _mode(self, request: ProviderRequest) -> str:
         """Pick the mode: text without a schema, the configured mode, or the detected one."""
@@ -73,14 +66,18 @@ class OpenAICompatProvider:
             return request.stage.structured_mode
         return self._detected or "json_schema"
 
-    async def _call(self, request: ProviderRequest, mode: str) -> ProviderReply:
+    async def _call(self, request: ProviderRequest, mode: str, *, probing: bool) -> ProviderReply:
         """Make one chat-completions request and read its text and usage."""
         try:
             completion = await self._client.chat.completions.create(**self._params(request, mode))
         except openai.APIStatusError as err:
-            if mode == "json_schema" and err.status_code in (400, 422):
-                raise  # let complete() decide whether this is a mode rejection
+            if probing and _rejects_json_schema(err):
+                raise _SchemaModeRejected from None
             raise _transport(err) from None
+        except openai.APITimeoutError:
+            raise SLMTimeoutError(f"no answer within {request.timeout:.2f}s") from None
+        except openai.APIConnectionError as err:
+            raise SLMTransportError(f"cannot reach {self._client.base_url}: {err}") from None
         if not completion.choices:
             raise SLMOutputError("the endpoint returned no choices")
         message = completion.choices[0].message
@@ -130,6 +127,23 @@ class OpenAICompatProvider:
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections."""
         await self._client.close()
+
+
+class _SchemaModeRejected(Exception):
+    """The endpoint refused ``response_format: json_schema`` (seen only while probing)."""
+
+
+def _rejects_json_schema(err: openai.APIStatusError) -> bool:
+    """Tell a refusal of the json_schema mode from other errors.
+
+    vLLM and OpenAI answer 400; llama.cpp's Python server fails request validation with a
+    500 whose message names ``response_format``. Auth, rate-limit and not-found errors are not
+    mode refusals.
+    """
+    if err.status_code in (400, 422):
+        return True
+    text = str(err.message) + str(err.body)
+    return err.status_code >= 500 and ("response_format" in text or "json_schema" in text)
 
 
 def _with_schema(system: str, schema: Any) -> str:

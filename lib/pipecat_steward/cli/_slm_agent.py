@@ -1,0 +1,60 @@
+"""Reading an agent folder's logic_slm settings, shared by ``steward forecast`` and ``prompts``.
+
+Agent folders are specified elsewhere; these commands read only ``AGENT_DIR/agent.yaml``'s
+optional ``aux:`` section::
+
+    aux:
+      stack: openai            # a manifest in stacks/ (optional)
+      logic_slm:               # the sparse stage overlay (optional)
+        config: {model: gpt-4.1-mini}
+
+Everything else in the file is ignored here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.slm.config import SLMStage
+from pipecat_steward.slm.ladder import resolve_stage
+from pipecat_steward.slm.manifests import load_builtin_table, load_stack
+
+__all__ = ["agent_stage"]
+
+
+def _aux_section(agent_dir: Path) -> dict[str, Any]:
+    """Return the ``aux:`` mapping of ``agent_dir/agent.yaml`` (empty when absent)."""
+    path = agent_dir / "agent.yaml"
+    if not path.is_file():
+        raise ConfigError(
+            str(path),
+            "not found; an agent folder needs agent.yaml (its aux: section selects "
+            "the logic_slm stack and overlay)",
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(str(path), f"not valid YAML: {err}") from None
+    aux = data.get("aux") if isinstance(data, dict) else None
+    if aux is not None and not isinstance(aux, dict):
+        raise ConfigError(f"{path}:aux", "must be a mapping with optional stack and logic_slm")
+    return aux or {}
+
+
+def agent_stage(agent_dir: Path | None, stack: str | None) -> tuple[SLMStage, str | None]:
+    """Resolve the logic_slm stage an agent folder selects; ``stack`` overrides its choice.
+
+    Returns:
+        The stage and the stack name used (``None`` when none).
+    """
+    aux = _aux_section(agent_dir) if agent_dir is not None else {}
+    name = stack or aux.get("stack")
+    if name is not None and not isinstance(name, str):
+        raise ConfigError("aux.stack", "must be a stack name, e.g. openai")
+    manifest = load_stack(name) if name else None
+    stage = resolve_stage(table=load_builtin_table(), stack=manifest, overlay=aux.get("logic_slm"))
+    return stage, name
