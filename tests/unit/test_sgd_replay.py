@@ -193,3 +193,14 @@ def test_script_json_output_has_every_key() -> None:
     assert set(KEYS) <= set(report)
     assert report["dialogues"] == 7 and report["joint_state_accuracy"] == 1.0
     assert isinstance(report["seconds"], float)
+
+
+@pytest.mark.parametrize("slots", [5, 20, 100])
+def test_bench_flows_compile_and_stop_mid_conversation(slots: int) -> None:
+    from pipecat_steward.core.slots import Ask, decide
+    from pipecat_steward.replay.bench import mid_state, synthetic_config
+
+    flow = compile_flow(synthetic_config(slots))
+    state = mid_state(flow)
+    assert state.succeeded == ["T0", "T1"]
+    assert decide(flow, state) == Ask((f"s{slots // 2}",))
