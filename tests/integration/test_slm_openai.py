@@ -123,6 +123,33 @@ async def test_auto_mode_detects_rejection_once_and_remembers(
     assert first.mode == second.mode == "json_object"
 
 
+async def test_auto_mode_recognises_llama_cpp_refusal(
+    slm_server: FakeProviderServer, slm_client: SLMClient
+) -> None:
+    """llama.cpp's server refuses json_schema with a 500 naming response_format."""
+    refusal = openai_error("literal_error ('body', 'response_format', 'type') json_schema")
+    slm_server.queue(Reply(refusal, status=500))
+    stage = stage_for(slm_server, "self-hosted")
+    result = await slm_client.complete(stage, SCHEMA, "s", "u", timeout=5, scope="extraction")
+    assert result.mode == "json_object"
+
+
+async def test_auto_mode_does_not_mistake_outages_for_refusals(
+    slm_server: FakeProviderServer, slm_client: SLMClient
+) -> None:
+    """A plain 500 or a 401 in auto mode is a transport error and the mode is not switched."""
+    slm_server.queue(
+        Reply(openai_error("boom"), status=500), Reply(openai_error("key"), status=401)
+    )
+    stage = stage_for(slm_server, "self-hosted")
+    for _ in range(2):
+        with pytest.raises(SLMTransportError):
+            await slm_client.complete(stage, SCHEMA, "s", "u", timeout=5, scope="extraction")
+    await slm_client.complete(stage, SCHEMA, "s", "u", timeout=5, scope="extraction")
+    kinds = [s.body["response_format"]["type"] for s in slm_server.seen]
+    assert kinds == ["json_schema"] * 3
+
+
 async def test_configured_json_schema_does_not_fall_back(
     slm_server: FakeProviderServer, slm_client: SLMClient
 ) -> None:
