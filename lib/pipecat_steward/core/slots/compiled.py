@@ -78,6 +78,7 @@ class CompiledFlow:
         deferred_eligible: Slots routed to deferred for a grouped readback (seed 000 §7a.2).
         partner: Slot → the slot it is asked together with (seed 003: at most two).
         user_slots: Names of slots a caller can fill.
+        conditional: Slots with a condition (the only ones auto-deactivation looks at).
     """
 
     config: FlowConfig
@@ -90,6 +91,7 @@ class CompiledFlow:
     deferred_eligible: frozenset[str]
     partner: Mapping[str, str]
     user_slots: tuple[str, ...]
+    conditional: tuple[CompiledSlot, ...]
 
     @property
     def tool_names(self) -> frozenset[str]:
@@ -158,6 +160,7 @@ def _assemble(
         deferred_eligible=_deferred_eligible(slots, tasks),
         partner=MappingProxyType(partner),
         user_slots=tuple(s.name for s in slots if s.is_user),
+        conditional=tuple(s for s in slots if s.condition is not None),
     )
 
 

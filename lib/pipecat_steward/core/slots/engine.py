@@ -138,7 +138,7 @@ def _promote_and_route(turn: Turn, _: object) -> None:
 
 
 def _deactivate(turn: Turn, _: object) -> None:
-    for slot in turn.flow.slots:
+    for slot in turn.flow.conditional:
         record = turn.state.record(slot.name)
         if record.status in ("filled", "pending", "deferred", "inferred") and not is_active(
             slot, turn.state

@@ -121,6 +121,8 @@ def steer_back(turn: Turn, _: object) -> Action | None:
     if turns >= cfg.escalate_after:
         turn.log("steer_back_escalate", turns=turns)
         return _escalate(turn, cfg.on_exhaust)
+    if turns < cfg.soft_after:
+        return None
     question = _current_question(turn)
     if turns >= cfg.hard_after and question:
         state.hard_steer_yielded = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot
 from pipecat_steward.core.slots.dag import is_active
-from pipecat_steward.core.state import SessionState
+from pipecat_steward.core.state import EMPTY, SessionState
 
 __all__ = ["visible_tools"]
 
@@ -20,6 +20,8 @@ _CORRECTABLE = frozenset({"filled", "inferred", "deferred"})
 def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) -> frozenset[str]:
     """Return the steward-managed tool names the LLM may call now.
 
+    One pass over the caller slots decides every setter and steward tool.
+
     Args:
         flow: The compiled flow.
         state: The state after this invocation's routing.
@@ -27,30 +29,31 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
     """
     if state.status != "in_progress":
         return frozenset()
-    pending = any(r.status == "pending" for r in state.slots.values())
     visible: set[str] = set()
-    for setter, members in flow.setters.items():
-        if any(_setter_open(flow.slot[s], state, fresh_pending) for _, s in members):
-            visible.add(setter)
+    pending = correctable = open_ = False
+    slots = state.slots
+    for name in flow.user_slots:
+        slot = flow.slot[name]
+        status = slots.get(name, EMPTY).status
+        if status == "pending":
+            pending = True
+            if not fresh_pending:
+                visible.add(slot.config.setter or "")
+            continue
+        correctable = correctable or status in _CORRECTABLE
+        if _needs_value(slot, state, status):
+            open_ = True
+            visible.add(slot.config.setter or "")
     if pending and not fresh_pending:
         visible |= {"confirm_pending", "reject_pending"}
-    if any(state.record(n).status in _CORRECTABLE for n in flow.user_slots):
+    if correctable:
         visible.add("correct_slot")
-    if any(_needs_value(flow.slot[n], state) for n in flow.user_slots):
+    if open_:
         visible.add("decline_slot")
     return frozenset(visible)
 
 
-def _needs_value(slot: CompiledSlot, state: SessionState) -> bool:
-    record = state.record(slot.name)
-    if record.status not in ("empty", "inferred") or not is_active(slot, state):
+def _needs_value(slot: CompiledSlot, state: SessionState, status: str) -> bool:
+    if status not in ("empty", "inferred") or not is_active(slot, state):
         return False
     return all(state.record(r).settled for r in slot.config.requires)
-
-
-def _setter_open(slot: CompiledSlot, state: SessionState, fresh_pending: bool) -> bool:
-    if not slot.is_user:
-        return False
-    if state.record(slot.name).status == "pending":
-        return not fresh_pending  # inline correction, but not before the readback is heard
-    return _needs_value(slot, state)
