@@ -18,7 +18,7 @@ import pipecat_steward.cli as cli_package
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the parser with every subcommand module found in this package."""
-    parser = argparse.ArgumentParser(prog="steward", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="steward", description="pipecat-steward command line")
     sub = parser.add_subparsers(dest="command", required=True)
     for info in sorted(pkgutil.iter_modules(cli_package.__path__), key=lambda m: m.name):
         if info.name == "main" or info.name.startswith("_"):

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from pipecat_steward.agent.conversation import Call, Conversation, Inference
-from pipecat_steward.core.slots import compile_flow, fill_slots, is_affirmative, starts_affirmative, step
+from pipecat_steward.core.slots import (
+    compile_flow,
+    fill_slots,
+    is_affirmative,
+    starts_affirmative,
+    step,
+)
 from pipecat_steward.core.state import SessionState
 
 from .flows import BELLA, toy

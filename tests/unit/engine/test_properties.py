@@ -111,7 +111,7 @@ class Checker:
                 self.state = dispatch(self.flow, self.state, {}, "confirm_pending", {}, check_visible=False).state
             elif call.kind == "executor":
                 ok = self.results.pop(0) if self.results else True
-                tools = {call.name: lambda **_: {"success": ok, "r": 1}}
+                tools = {call.name: lambda ok=ok, **_: {"success": ok, "r": 1}}
                 self.state = execute(self.flow, self.state, tools, call.name, call.args).state
                 if not ok:
                     self.fails[call.task or ""] = self.fails.get(call.task or "", 0) + 1
