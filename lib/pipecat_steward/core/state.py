@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, cast
 
-from pipecat_steward.core.variables import JsonValue, Origin
+from pipecat_steward.core.variables import JsonValue, Origin, VariableChange
 from pipecat_steward.exceptions import StateError
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "SlotError",
     "SlotRecord",
     "SlotStatus",
+    "variable_changes",
 ]
 
 SlotStatus = Literal["empty", "pending", "deferred", "filled", "inferred", "declined"]
@@ -171,3 +172,19 @@ class SessionState:
             return cls(**raw)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise StateError(f"not a serialised session state: {exc}") from exc
+
+
+def variable_changes(before: SessionState, after: SessionState) -> tuple[VariableChange, ...]:
+    """The ``variable_changed(name, old, new, origin)`` events between two states.
+
+    Every write to the blackboard shows up here, whichever path made it (a step, a tool result,
+    a fill), so adapters publish change events by diffing the states around each call.
+    """
+    names = dict.fromkeys([*before.variables, *after.variables])
+    changes: list[VariableChange] = []
+    for name in names:
+        old, new = before.variables.get(name), after.variables.get(name)
+        if old != new or (name in before.variables) != (name in after.variables):
+            record = after.slots.get(name) or before.slots.get(name)
+            changes.append(VariableChange(name, old, new, record.origin if record else "program"))
+    return tuple(changes)

@@ -64,3 +64,22 @@ def test_round_trip_mid_conversation_continues_identically() -> None:
 def test_bad_json_is_a_state_error(text: str) -> None:
     with pytest.raises(StateError):
         SessionState.from_json(text)
+
+
+def test_every_blackboard_write_is_a_change_event() -> None:
+    from pipecat_steward.core.state import variable_changes
+    from pipecat_steward.core.variables import VariableChange
+
+    tools = {"find_available_times": lambda **_: {"success": True, "available_times": "18:00"}}
+    conv = Conversation(compile_flow(BELLA), tools, event_data={"party_size": 4})
+    before = conv.state
+    conv.turn("Hi")
+    assert variable_changes(before, conv.state) == (VariableChange("party_size", None, 4, "event"),)
+    mid = conv.state
+    conv.turn("June 17", calls(("set_reservation_basics", {"preferred_date": "2026-06-17"})))
+    conv.turn("yes")
+    changes = variable_changes(mid, conv.state)
+    assert [(c.name, c.new, c.origin) for c in changes] == [
+        ("preferred_date", "2026-06-17", "user"),
+        ("available_times", "18:00", "task"),
+    ]
