@@ -65,7 +65,8 @@ class SQLiteLedger:
 
     def __init__(self, path: str | Path, *, max_pending: int = 10_000) -> None:
         self.path = Path(path)
-        self.dropped = 0
+        self._dropped = 0
+        self._count_lock = threading.Lock()  # both the callers and the writer drop rows
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max_pending)
         self._ready = threading.Event()
         self._error: Exception | None = None
@@ -78,8 +79,18 @@ class SQLiteLedger:
         try:
             self._queue.put_nowait(event)
         except queue.Full:
-            self.dropped += 1
+            self._drop()
             _log.warning("usage ledger queue full; dropped a row for %s", event.model)
+
+    @property
+    def dropped(self) -> int:
+        """Rows lost to a full queue or a failing database."""
+        return self._dropped
+
+    def _drop(self) -> None:
+        """Count one lost row."""
+        with self._count_lock:
+            self._dropped += 1
 
     def flush(self) -> None:
         """Wait until every queued row has been written (or dropped on error)."""
@@ -137,7 +148,7 @@ class SQLiteLedger:
     def _write(self, conn: sqlite3.Connection | None, item: object) -> None:
         """Insert one row; any database error drops the row with a log line."""
         if conn is None or not isinstance(item, UsageEvent):
-            self.dropped += 1
+            self._drop()
             return
         values = dataclasses.astuple(item)
         try:
@@ -145,7 +156,7 @@ class SQLiteLedger:
             conn.execute(f"INSERT INTO usage_events ({_COLUMNS}) VALUES ({marks})", values)
             conn.commit()
         except sqlite3.Error as err:
-            self.dropped += 1
+            self._drop()
             _log.warning("usage ledger write failed (%s); dropped a row", err)
 
 
