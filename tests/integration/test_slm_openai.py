@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -287,6 +288,22 @@ async def test_missing_api_key(
         await slm_client.complete(
             stage_for(slm_server), SCHEMA, "s", "u", timeout=5, scope="extraction"
         )
+
+
+async def test_cancellation_propagates_and_is_metered(
+    slm_server: FakeProviderServer, slm_client: SLMClient, slm_ledger: MemoryLedger
+) -> None:
+    """A caller that cancels gets CancelledError (not an SLMError); the row says cancelled."""
+    slm_server.queue(Reply(chat_completion("{}"), delay=1.0))
+    task = asyncio.create_task(
+        slm_client.complete(stage_for(slm_server), SCHEMA, "s", "u", timeout=5, scope="adherence")
+    )
+    while not slm_server.seen:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert slm_ledger.events[0].outcome == "cancelled"
 
 
 async def test_module_function_without_client(

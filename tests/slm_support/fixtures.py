@@ -24,7 +24,17 @@ DUMMY_ENV = {
 @pytest.fixture
 def slm_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Dummy credentials for every provider; nothing real is configured or reachable."""
-    for name in ("OPENAI_BASE_URL", "GOOGLE_API_KEY", "AWS_PROFILE", "GOOGLE_CLOUD_PROJECT"):
+    inherited = (
+        "OPENAI_BASE_URL",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "AWS_PROFILE",
+        "AWS_SESSION_TOKEN",
+    )
+    for name in inherited:
         monkeypatch.delenv(name, raising=False)
     for name, value in DUMMY_ENV.items():
         monkeypatch.setenv(name, value)
