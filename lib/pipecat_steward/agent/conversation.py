@@ -30,7 +30,7 @@ from pipecat_steward.exceptions import StateError
 
 __all__ = ["BotUtterance", "Call", "Conversation", "Inference", "LLMPolicy", "TurnRecord"]
 
-Source = Literal["llm", "preempt"]
+Source = Literal["llm", "preempt", "announce", "note"]
 Outcome = Literal["ok", "error", "refused"]
 _MAX_INVOCATIONS = 50
 

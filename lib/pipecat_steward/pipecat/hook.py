@@ -1,0 +1,144 @@
+"""The before-inference hook: the engine runs at the LLM service on every inference.
+
+Only at the service is every inference seen (``notes/injector-probe.md``): the first one of a
+caller turn arrives downstream from the user aggregator, the re-inference after a tool result
+upstream from the assistant aggregator. ``attach`` wraps a service instance's ``process_frame``;
+``StewardLLMMixin`` does the same for a subclass. On each ``LLMContextFrame`` the engine runs;
+then either the full visible tool set and the instruction suffix are set and the real inference
+runs, or the inference is skipped and an LLM-shaped reply is emitted (preemption). Executors the
+engine fires run first and are written into the context as tool-call/tool-result pairs,
+cascading until a question, a readback or a terminal state. Speculative frames get tools and
+suffix but never a preempt, and never change the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from pipecat.frames.frames import Frame, LLMContextFrame
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.llm_service import LLMService
+from pipecat.services.settings import LLMSettings
+
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.slots import Action
+from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
+from pipecat_steward.pipecat.tools import StewardTools
+
+__all__ = ["StewardHook", "StewardLLMMixin", "attach"]
+
+ProcessFrame = Callable[[Frame, FrameDirection], Awaitable[None]]
+_MAX_CASCADE = 20
+
+
+class StewardHook:
+    """Runs the engine before each inference of one LLM service."""
+
+    def __init__(
+        self, session: StewardSession, tools: StewardTools, llm: LLMService, base_prompt: str
+    ) -> None:
+        self.session = session
+        self.tools = tools
+        self.llm = llm
+        self.base_prompt = base_prompt
+        self._seen_user = -1
+        self.preempted: list[str] = []
+
+    async def on_context(
+        self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
+    ) -> None:
+        """Handle one inference request; ``run`` performs the real inference."""
+        context = frame.context
+        speculative = bool(getattr(frame, "speculation", False))
+        user_text = self._new_user_text(context.get_messages(), speculative)
+        first = not any(_role(m) == "assistant" for m in context.get_messages())
+        spoken: list[str] = []
+        for _ in range(_MAX_CASCADE):
+            action = self.session.decide(user_text, first_turn=first, speculative=speculative)
+            user_text = ""
+            if speculative or not (action.preempt or action.calls):
+                await self._speak(spoken)
+                await self._prepare(context, action)
+                await run(frame, direction)
+                return
+            if not await self._carry_out(context, action, spoken):
+                break
+        await self._speak(spoken)
+
+    async def _carry_out(self, context: LLMContext, action: Action, spoken: list[str]) -> bool:
+        """Run the action's calls and collect its message; True when the engine must run again."""
+        for call in action.calls:
+            done = await self.session.run_call(call)
+            record_tool_exchange(context, call.name, dict(call.args), done.result)
+        if action.message:
+            spoken.append(action.message)
+        return any(c.kind != "then" for c in action.calls)
+
+    async def _speak(self, spoken: list[str]) -> None:
+        if not spoken:
+            return
+        text = " ".join(spoken)
+        spoken.clear()
+        self.preempted.append(text)
+        self.session.spoke(text, "preempt")
+        await emit_reply(self.llm, text)
+
+    async def _prepare(self, context: LLMContext, action: Action) -> None:
+        """Set the whole tool set and the instruction suffix for this inference."""
+        context.set_tools(self.tools.tools_for(action.visible_tools))
+        system = (
+            f"{self.base_prompt}\n\n{action.suffix}".strip() if action.suffix else self.base_prompt
+        )
+        await self.llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
+
+    def _new_user_text(self, messages: Sequence[Any], speculative: bool) -> str:
+        for index in range(len(messages) - 1, -1, -1):
+            if _role(messages[index]) == "user":
+                if index <= self._seen_user:
+                    return ""
+                if not speculative:
+                    self._seen_user = index
+                return _text(messages[index])
+        return ""
+
+
+def _role(message: Any) -> str:
+    return str(message.get("role", "")) if isinstance(message, dict) else ""
+
+
+def _text(message: Any) -> str:
+    content = message.get("content", "")
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content)
+
+
+def attach(llm: LLMService, hook: StewardHook) -> None:
+    """Wrap ``llm``'s ``process_frame`` so ``hook`` sees every ``LLMContextFrame``."""
+    original: ProcessFrame = llm.process_frame
+
+    async def process_frame(frame: Frame, direction: FrameDirection) -> None:
+        if isinstance(frame, LLMContextFrame):
+            await hook.on_context(frame, direction, original)
+        else:
+            await original(frame, direction)
+
+    llm.process_frame = process_frame  # type: ignore[method-assign]
+
+
+class StewardLLMMixin:
+    """Mix in before any pipecat LLM service: ``class MyLLM(StewardLLMMixin, OpenAILLMService)``.
+
+    Set ``steward_hook`` before the pipeline starts (``Steward.attach`` does it).
+    """
+
+    steward_hook: StewardHook | None = None
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        parent: ProcessFrame = super().process_frame  # type: ignore[misc]
+        if isinstance(frame, LLMContextFrame) and self.steward_hook is not None:
+            await self.steward_hook.on_context(frame, direction, parent)
+        else:
+            await parent(frame, direction)

@@ -1,0 +1,88 @@
+"""``Steward``: build the steward for an agent and attach it to a pipeline in a few lines.
+
+Example::
+
+    steward = Steward.from_folder("bots/bella_notte")
+    llm = OpenAILLMService(api_key=..., settings=OpenAILLMService.Settings(model="gpt-4.1-mini"))
+    steward.attach(llm)
+    context = LLMContext()
+    user_agg, assistant_agg = LLMContextAggregatorPair(context)
+    pipeline = Pipeline([transport.input(), stt, user_agg, llm, tts, transport.output(), assistant_agg])
+    worker = PipelineWorker(pipeline, observers=steward.observers)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pipecat.adapters.schemas.function_schema import FunctionSchema
+from pipecat.observers.base_observer import BaseObserver
+from pipecat.services.llm_service import LLMService
+
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.slots import Chooser
+from pipecat_steward.core.state import SessionState
+from pipecat_steward.pipecat.events import AssistantTextComplete, SessionEvent
+from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
+from pipecat_steward.pipecat.relay import StewardRelay
+from pipecat_steward.pipecat.tools import StewardTools
+
+__all__ = ["Steward"]
+
+
+class Steward:
+    """The steward of one conversation: engine session, tools, hook and relay."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        state: SessionState | None = None,
+        rng: Chooser | None = None,
+        event_data: Mapping[str, Any] | None = None,
+        channel: str | None = None,
+        extra_tools: Iterable[FunctionSchema] = (),
+    ) -> None:
+        self.agent = agent
+        self.session = StewardSession(
+            agent, state=state, rng=rng, event_data=event_data, channel=channel
+        )
+        self.tools = StewardTools(self.session, extra_tools)
+        self.relay = StewardRelay()
+        self.relay.bus.subscribe(self._on_event, name="steward-trace")
+        self.hook: StewardHook | None = None
+
+    @classmethod
+    def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
+        """Load the agent folder (``agent.yaml`` + ``tools.py``) and build its steward."""
+        return cls(load_agent(folder), **kwargs)
+
+    @property
+    def observers(self) -> list[BaseObserver]:
+        """Observers to give the pipeline worker."""
+        return [self.relay]
+
+    def attach(self, llm: LLMService) -> StewardHook:
+        """Register the steward's tools on ``llm`` and hook the engine before its inferences."""
+        self.tools.register(llm)
+        self.hook = StewardHook(self.session, self.tools, llm, self.agent.prompt)
+        if isinstance(llm, StewardLLMMixin):
+            llm.steward_hook = self.hook
+        else:
+            attach(llm, self.hook)
+        return self.hook
+
+    async def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, AssistantTextComplete) and event.text.strip():
+            preempted = self.hook.preempted if self.hook else []
+            if preempted and _same(preempted[0], event.text):
+                preempted.pop(0)
+                return
+            self.session.spoke(event.text.strip(), "llm")
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())

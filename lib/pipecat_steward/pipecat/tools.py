@@ -1,0 +1,121 @@
+"""The steward's tools as the model sees them, and the one wrapper every call goes through.
+
+Schemas are generated from the flow config: a setter's parameters come from the agent's
+validator signature (or from its slots), its description from the validator's docstring — how
+to prepare the argument, never when to call (seed 000 §11). ``confirm_pending``,
+``reject_pending``, ``correct_slot`` and ``decline_slot`` are the steward's own. Executors are
+never offered to the model.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pipecat.adapters.schemas.function_schema import FunctionSchema
+from pipecat.adapters.schemas.tools_schema import ToolsSchema
+from pipecat.services.llm_service import FunctionCallParams, LLMService
+
+from pipecat_steward.agent.dispatch import ToolFn
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.slots import CompiledFlow
+
+__all__ = ["StewardTools"]
+
+_JSON_TYPES = {int: "integer", float: "number", bool: "boolean", str: "string"}
+_VAR_TYPES = {"integer": "integer", "number": "number", "boolean": "boolean", "list": "array"}
+
+
+class StewardTools:
+    """The steward-managed tool schemas of a flow and their call wrapper."""
+
+    def __init__(self, session: StewardSession, extra: Iterable[FunctionSchema] = ()) -> None:
+        self.session = session
+        flow, tools = session.agent.flow, session.agent.tools
+        self.schemas: dict[str, FunctionSchema] = {
+            name: _setter_schema(flow, name, tools.get(name)) for name in flow.setters
+        }
+        self.schemas.update(_steward_schemas(flow))
+        self.extra = list(extra)
+        self.on_call: Callable[[str, dict[str, Any]], None] | None = None
+
+    def tools_for(self, visible: frozenset[str]) -> ToolsSchema:
+        """The full tool set for one inference: visible steward tools plus the app's own."""
+        shown = [s for name, s in self.schemas.items() if name in visible]
+        return ToolsSchema(standard_tools=[*shown, *self.extra])
+
+    def register(self, llm: LLMService) -> None:
+        """Register the wrapper as the handler of every steward tool on ``llm``."""
+        for name in self.schemas:
+            llm.register_function(name, self._handle)
+
+    async def _handle(self, params: FunctionCallParams) -> None:
+        call = self.session.tool_call(params.function_name, dict(params.arguments))
+        await params.result_callback(dict(call.result))
+
+
+def _setter_schema(flow: CompiledFlow, name: str, fn: ToolFn | None) -> FunctionSchema:
+    members = flow.setters[name]
+    slots = [flow.slot[s] for _, s in members]
+    if fn is not None:
+        return _from_function(name, fn)
+    multi = len(members) > 1 or any(field is not None for field, _ in members)
+    props = {
+        (field or slot.name): {
+            "type": _VAR_TYPES.get(slot.config.type or "", "string"),
+            "description": slot.config.hint or slot.label.replace("_", " "),
+        }
+        for (field, _), slot in zip(members, slots, strict=True)
+    }
+    hints = "; ".join(s.config.hint for s in slots if s.config.hint)
+    description = f"Record {', '.join(s.label.replace('_', ' ') for s in slots)}." + (
+        f" {hints}." if hints else ""
+    )
+    return FunctionSchema(name, description, props, [] if multi else list(props))
+
+
+def _from_function(name: str, fn: ToolFn) -> FunctionSchema:
+    signature = inspect.signature(fn)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        props[param.name] = {"type": _json_type(param.annotation)}
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+    return FunctionSchema(name, inspect.getdoc(fn) or f"Record {name}.", props, required)
+
+
+def _json_type(annotation: Any) -> str:
+    text = str(annotation)
+    for py, json in _JSON_TYPES.items():
+        if annotation is py or text.startswith(py.__name__):
+            return json
+    return "string"
+
+
+def _steward_schemas(flow: CompiledFlow) -> dict[str, FunctionSchema]:
+    slots = {"type": "string", "enum": list(flow.user_slots)}
+    return {
+        "confirm_pending": FunctionSchema(
+            "confirm_pending", "Confirm the values that were just read back to the caller.", {}, []
+        ),
+        "reject_pending": FunctionSchema(
+            "reject_pending", "Discard the values that were just read back to the caller.", {}, []
+        ),
+        "correct_slot": FunctionSchema(
+            "correct_slot",
+            "Change an answer the caller gave earlier. `slot` names the answer; `value` is the "
+            "new value, prepared the way that answer's setter expects it.",
+            {"slot": slots, "value": {"type": "string"}},
+            ["slot", "value"],
+        ),
+        "decline_slot": FunctionSchema(
+            "decline_slot",
+            "Record that the caller will not give this information. `slot` names it.",
+            {"slot": slots},
+            ["slot"],
+        ),
+    }

@@ -1,0 +1,204 @@
+"""Run an agent's scenario through the REAL Pipecat pipeline in text mode.
+
+Caller turns enter as transcripts; the LLM is a ``ScriptedLLM`` that makes the tool calls the
+scenario lists for each turn and, when the turn's script runs out, relays the engine's
+``<system_directive>`` (as an obedient model would); backend tools can be scripted too. Every
+turn yields one trace dict (see ``docs/scenarios.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipecat_steward.agent.conversation import TurnRecord
+from pipecat_steward.agent.dispatch import ToolFn
+from pipecat_steward.agent.loader import Agent, load_agent, load_yaml
+from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.testing.pipeline import TextPipeline
+from pipecat_steward.testing.script import Call, Say, Step
+from pipecat_steward.testing.scripted_llm import ContextSnapshot, FunctionStep, ScriptedLLM
+
+__all__ = ["Scenario", "ScenarioTurn", "load_scenario", "run_scenario", "trace_turn"]
+
+_DIRECTIVE = re.compile(r"<system_directive>\n(.*?)\n</system_directive>", re.S)
+_SPARE_STEPS = 12
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScenarioCall(_Model):
+    """A tool call the scripted LLM makes."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=lambda: {})
+
+
+class ScenarioInference(_Model):
+    """One scripted inference: tool calls and/or text."""
+
+    calls: list[ScenarioCall] = Field(default_factory=lambda: [])
+    say: str | None = None
+
+
+class ScenarioTurn(_Model):
+    """One caller turn and what the LLM does in it."""
+
+    user: str
+    llm: list[ScenarioInference] = Field(default_factory=lambda: [])
+    expect: dict[str, Any] = Field(default_factory=lambda: {})
+
+
+class Scenario(_Model):
+    """A scenario file (``pipecat eval``-shaped: ``name`` + scripted ``turns``)."""
+
+    name: str
+    description: str = ""
+    seed: int = 0
+    channel: str | None = None
+    event_data: dict[str, Any] = Field(default_factory=lambda: {})
+    backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
+    turns: list[ScenarioTurn]
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario YAML file."""
+    return Scenario.model_validate(load_yaml(Path(path)))
+
+
+def _directive(snapshot: ContextSnapshot) -> str:
+    match = _DIRECTIVE.search(snapshot.system or "")
+    return match.group(1).strip() if match else ""
+
+
+def _step(inference: ScenarioInference) -> Step:
+    items: list[Say | Call] = [Say(inference.say)] if inference.say else []
+    return [*items, *(Call(c.name, c.args) for c in inference.calls)]
+
+
+class _ScriptedModel:
+    """The per-turn script queue behind the ScriptedLLM."""
+
+    def __init__(self) -> None:
+        self.queue: list[Step] = []
+
+    def __call__(self, snapshot: ContextSnapshot) -> Step:
+        if self.queue:
+            return self.queue.pop(0)
+        text = _directive(snapshot)
+        return Say(text) if text else ()
+
+
+def _backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]]) -> Agent:
+    tools: dict[str, ToolFn] = dict(agent.tools)
+    for name, results in scripted.items():
+        tools[name] = _replayer(name, list(results))
+    return dataclasses.replace(agent, tools=tools)
+
+
+def _replayer(name: str, results: list[dict[str, Any]]) -> ToolFn:
+    def tool(**_: Any) -> dict[str, Any]:
+        if not results:
+            raise RuntimeError(f"scenario backend for {name!r} has no more results")
+        return results.pop(0) if len(results) > 1 else dict(results[0])
+
+    return tool
+
+
+async def run_scenario(
+    agent: Agent | str | Path,
+    scenario: Scenario,
+    *,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play ``scenario`` through a real pipeline; return one trace dict per caller turn."""
+    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
+    loaded = _backend(loaded, scenario.backend)
+    steward = Steward(
+        loaded,
+        rng=random.Random(scenario.seed),
+        event_data=scenario.event_data,
+        channel=scenario.channel,
+    )
+    model = _ScriptedModel()
+    llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
+    steward.attach(llm)
+    traces: list[dict[str, Any]] = []
+    async with TextPipeline(llm, observers=steward.observers) as pipeline:
+        for number, turn in enumerate(scenario.turns, 1):
+            model.queue = [_step(i) for i in turn.llm]
+            llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
+            await pipeline.say(turn.user)
+            await pipeline.settle()
+            await steward.relay.bus.drain()
+            trace = trace_turn(number, steward, _turn_record(steward, turn.user))
+            traces.append(trace)
+            if on_turn:
+                on_turn(trace)
+    return traces
+
+
+def _turn_record(steward: Steward, user: str) -> TurnRecord:
+    turns = steward.session.turns
+    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+
+
+def trace_turn(number: int, steward: Steward, record: TurnRecord) -> dict[str, Any]:
+    """The JSON trace of one caller turn."""
+    state = steward.session.state
+    actions = record.actions
+    llm_actions = [a for a in actions if not a.preempt and not a.calls]
+    return {
+        "turn": number,
+        "user": record.user,
+        "visible_tools": sorted(actions[0].visible_tools) if actions else [],
+        "llm_calls": [
+            {"name": c.name, "args": dict(c.args), "outcome": c.outcome} for c in record.llm_calls
+        ],
+        "fired": [
+            {
+                "tool": c.name,
+                "args": dict(c.args),
+                "ok": c.outcome == "ok",
+                "task": _task(steward, c.name),
+            }
+            for c in record.fired
+        ],
+        "bot": [{"text": u.text, "source": u.source} for u in record.bot],
+        "phase": actions[-1].phase if actions else "collection",
+        "asks": sorted(
+            {n for a in llm_actions for n in a.asks}
+            | {n for a in actions if a.preempt for n in a.asks}
+        ),
+        "slots": {
+            n: {"status": r.status, "value": r.value, "source": r.source}
+            for n, r in state.slots.items()
+            if r.status != "empty"
+        },
+        "status": state.status,
+        "events": [
+            {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}
+            for e in record.events
+        ],
+    }
+
+
+def _task(steward: Steward, tool: str) -> str | None:
+    names = steward.agent.flow.executors.get(tool, ())
+    return names[0] if names else None
+
+
+def _json(value: object) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return str(value)
