@@ -1,0 +1,115 @@
+"""Arming and disarming checklists as scopes are entered and left.
+
+Arming a scope seeds ``proc_<id>_done`` / ``proc_<id>_na`` (False) for every step of the
+checklists it arms and ``proc_current_step``, with setdefault semantics: a value the host
+seeded already wins. Evidence already on the blackboard completes variable steps at once.
+Leaving a topic clears its own ungrouped ``proc_*`` names and this visit's observations; named
+groups keep their progress across hops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pipecat_steward.core.procedures.compiler import MAIN, CompiledProcedures
+from pipecat_steward.core.procedures.completion import settle_variables, sync_current
+from pipecat_steward.core.procedures.state import (
+    CURRENT_STEP,
+    ProcedureState,
+    ProcedureUpdate,
+    Writer,
+    armed_checklists,
+    current_step,
+    done_name,
+    na_name,
+)
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["arm", "disarm", "enter_topic", "start_session"]
+
+
+def start_session(
+    procs: CompiledProcedures, variables: Mapping[str, JsonValue], scope: str = MAIN
+) -> ProcedureUpdate:
+    """Arm the main scope of a new session."""
+    return arm(procs, ProcedureState(), variables, scope)
+
+
+def arm(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, JsonValue],
+    scope: str,
+) -> ProcedureUpdate:
+    """Activate ``scope`` and seed the state of the checklists it arms (setdefault).
+
+    Args:
+        procs: The compiled procedures.
+        state: The current procedure state.
+        variables: The blackboard.
+        scope: The scope entered (``main`` or a topic name); unknown scopes arm nothing.
+    """
+    scopes = state.scopes if scope in state.scopes else (*state.scopes, scope)
+    new_state = ProcedureState(scopes, state.blocked, state.empty_results, state.violations,
+                               state.visit + (scope not in state.scopes))  # fmt: skip
+    writer = Writer.over(variables)
+    compiled = procs.scopes.get(scope)
+    for key in compiled.checklists if compiled else ():
+        for step_id in procs.checklists[key].steps:
+            writer.setdefault(done_name(step_id), False)
+            writer.setdefault(na_name(step_id), False)
+    current = _current_id(procs, new_state, writer.variables)
+    writer.setdefault(CURRENT_STEP, current)
+    settle_variables(procs, new_state, writer, None)
+    return writer.update(new_state)
+
+
+def disarm(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, JsonValue],
+    scope: str,
+) -> ProcedureUpdate:
+    """Leave ``scope`` (return or transfer): clear its ungrouped state; groups keep progress."""
+    if scope not in state.scopes:
+        return ProcedureUpdate(state, variables)
+    remaining = tuple(s for s in state.scopes if s != scope)
+    new_state = ProcedureState(scopes=remaining, visit=state.visit + 1)
+    armed = set(armed_checklists(procs, new_state))
+    writer = Writer.over(variables)
+    own = procs.checklists.get(f"scope:{scope}")
+    for step_id in own.steps if own else ():
+        writer.delete(done_name(step_id))
+        writer.delete(na_name(step_id))
+    violations = tuple((k, v) for k, v in state.violations if k in armed)
+    new_state = ProcedureState(remaining, (), (), violations, new_state.visit)
+    if armed:
+        sync_current(procs, new_state, writer)
+    else:
+        writer.delete(CURRENT_STEP)
+    return writer.update(new_state)
+
+
+def enter_topic(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, JsonValue],
+    topic: str,
+) -> ProcedureUpdate:
+    """Leave the current topic (if any, never ``main``) and arm ``topic``."""
+    update = ProcedureUpdate(state, variables)
+    for scope in state.scopes:
+        if scope not in (MAIN, topic):
+            left = disarm(procs, update.state, update.variables, scope)
+            update = ProcedureUpdate(left.state, left.variables, update.changes + left.changes)
+    armed = arm(procs, update.state, update.variables, topic)
+    return ProcedureUpdate(
+        armed.state, armed.variables, update.changes + armed.changes, armed.completed
+    )
+
+
+def _current_id(
+    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, JsonValue]
+) -> str | None:
+    step = current_step(procs, state, variables)
+    return step.id if step else None

@@ -1,0 +1,66 @@
+"""The ``procedure_status`` payload: the live checklist the client and the trace show."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pipecat_steward.core.procedures.compiler import CompiledProcedures
+from pipecat_steward.core.procedures.state import (
+    ProcedureState,
+    Violation,
+    armed_checklists,
+    current_step,
+    step_state,
+)
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["procedure_status"]
+
+
+def _violation(v: Violation | None) -> JsonValue:
+    return None if v is None else {"kind": v.kind, "step": v.step, "detail": v.detail}
+
+
+def procedure_status(
+    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
+) -> dict[str, JsonValue]:
+    """Every checklist with each step's state, ``active_in`` scopes and the last violation.
+
+    Returns:
+        ``{"type": "procedure_status", "current_step": id | None, "scopes": [...],
+        "procedures": [{"key", "title", "group", "armed", "active_in", "last_violation",
+        "steps": [{"id", "title", "state", "current", "kind", "irreversible", "active_in"}]}]}``
+    """
+    armed = set(armed_checklists(procs, state))
+    current = current_step(procs, state, variables)
+    procedures: list[JsonValue] = []
+    for key, checklist in procs.checklists.items():
+        steps: list[JsonValue] = [
+            {
+                "id": s.id,
+                "title": s.title,
+                "state": step_state(s, variables).value,
+                "current": current is not None and s.id == current.id,
+                "kind": s.kind.value,
+                "irreversible": s.irreversible,
+                "active_in": list(checklist.active_in),
+            }
+            for s in procs.checklist_steps(key)
+        ]
+        procedures.append(
+            {
+                "key": key,
+                "title": checklist.title,
+                "group": checklist.group,
+                "armed": key in armed,
+                "active_in": list(checklist.active_in),
+                "last_violation": _violation(state.last_violation(key)),
+                "steps": steps,
+            }
+        )
+    return {
+        "type": "procedure_status",
+        "current_step": current.id if current else None,
+        "scopes": list(state.scopes),
+        "procedures": procedures,
+    }

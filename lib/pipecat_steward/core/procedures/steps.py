@@ -1,0 +1,195 @@
+"""Compiled steps: a scanned block (or a config-only entry) merged with its sparse settings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pipecat_steward.core.expressions import Expression, parse_condition
+from pipecat_steward.core.procedures.blocks import Ref, ScannedStep, render_nodes
+from pipecat_steward.core.procedures.model import (
+    CodeApplies,
+    FailMode,
+    JudgeCompletion,
+    LlmApplies,
+    StepSettings,
+    ToolCompletion,
+    VariableCompletion,
+)
+
+__all__ = ["CompletionKind", "Step", "build_step", "humanize", "normalize"]
+
+GUIDANCE_LIMIT = 900
+_SPACE = re.compile(r"\s+")
+
+
+class CompletionKind(StrEnum):
+    """How a step completes: a variable condition, a tool success, or a judge verdict."""
+
+    VARIABLE = "variable"
+    TOOL = "tool"
+    JUDGE = "judge"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One compiled step.
+
+    Attributes:
+        checklist: The key of the checklist it belongs to (``scope:<name>`` or ``group:<name>``).
+        requires: Prerequisite ids within the same checklist (default: the previous step).
+        expr: The ``variable`` condition.
+        tool: The ``tool`` step's tool (None: any tool rendering ``component``).
+        judge: The ``judge`` criterion.
+        applies: Code conditions that must all hold (the group's first, then the step's).
+        applies_llm: The monitor-assessed applicability prompt.
+        inferred: Whether the completion was inferred from the body (no authored setting).
+        path: The config path errors about this step name.
+    """
+
+    id: str
+    title: str
+    guidance: str
+    checklist: str
+    group: str | None
+    scope: str
+    requires: tuple[str, ...]
+    kind: CompletionKind
+    expr: Expression | None = None
+    tool: str | None = None
+    component: str | None = None
+    result_statuses: tuple[str, ...] | None = None
+    result_path: str | None = None
+    judge: str | None = None
+    irreversible: bool = False
+    fail_mode: FailMode = FailMode.CLOSED
+    applies: tuple[Expression, ...] = ()
+    applies_llm: str | None = None
+    expects: tuple[str, ...] = ()
+    inferred: bool = False
+    path: str = ""
+
+    @property
+    def deterministic(self) -> bool:
+        """True for variable and tool steps, which complete with no model call."""
+        return self.kind is not CompletionKind.JUDGE
+
+    @property
+    def short_guidance(self) -> str:
+        """The guidance, whitespace-normalised and cut at 900 characters."""
+        return normalize(self.guidance)[:GUIDANCE_LIMIT].rstrip()
+
+
+def normalize(text: str) -> str:
+    """Collapse runs of whitespace to one space and strip the ends."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def humanize(step_id: str) -> str:
+    """``confirm_identity`` → ``Confirm identity`` (the default title)."""
+    words = step_id.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def block_guidance(block: ScannedStep) -> str:
+    """A block body as guidance: pills as names, references as the group's name."""
+    return render_nodes(block.nodes, lambda ref: _ref_name(ref)).strip()
+
+
+def _ref_name(ref: Ref) -> str:
+    return f"the {ref.name} procedure"
+
+
+def build_step(
+    *,
+    step_id: str,
+    body: str,
+    settings: StepSettings | None,
+    pills: tuple[tuple[str, ...], tuple[str, ...]],
+    where: tuple[str, str | None, str, str],
+    requires: tuple[str, ...],
+) -> Step:
+    """Merge a step's body and sparse settings into a compiled step.
+
+    Args:
+        step_id: The step id.
+        body: Its guidance (the block body, or the config ``guidance``).
+        settings: The sidecar entry for this id, if any.
+        pills: The TOOL and COMPONENT pill names in the body.
+        where: ``(checklist key, group, scope, config path)``.
+        requires: The resolved prerequisites (the caller applies the default).
+    """
+    s = settings or StepSettings(id=step_id)
+    checklist, group, scope, path = where
+    c = _completion(s, body, pills)
+    code = s.applies_when if isinstance(s.applies_when, CodeApplies) else None
+    applies = (parse_condition(code.expr),) if code else ()
+    llm = s.applies_when.prompt if isinstance(s.applies_when, LlmApplies) else None
+    return Step(
+        id=step_id,
+        title=s.title or humanize(step_id),
+        guidance=body,
+        checklist=checklist,
+        group=group,
+        scope=scope,
+        requires=requires,
+        kind=c.kind,
+        expr=c.expr,
+        tool=c.tool,
+        component=c.component,
+        result_statuses=c.result_statuses,
+        result_path=c.result_path,
+        judge=c.judge,
+        irreversible=s.irreversible,
+        fail_mode=s.irreversible_fail_mode,
+        applies=applies,
+        applies_llm=llm,
+        expects=s.expects,
+        inferred=c.inferred,
+        path=path,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Criterion:
+    kind: CompletionKind
+    expr: Expression | None = None
+    tool: str | None = None
+    component: str | None = None
+    result_statuses: tuple[str, ...] | None = None
+    result_path: str | None = None
+    judge: str | None = None
+    inferred: bool = False
+
+
+def _completion(
+    s: StepSettings, body: str, pills: tuple[tuple[str, ...], tuple[str, ...]]
+) -> _Criterion:
+    match s.complete_when:
+        case VariableCompletion(expr=expr):
+            return _Criterion(CompletionKind.VARIABLE, expr=parse_condition(expr))
+        case ToolCompletion() as done:
+            return _Criterion(
+                CompletionKind.TOOL,
+                tool=done.tool,
+                component=done.component,
+                result_statuses=done.result_statuses,
+                result_path=done.result_path,
+            )
+        case JudgeCompletion(prompt=prompt):
+            return _Criterion(CompletionKind.JUDGE, judge=prompt)
+        case None:
+            return _inferred(s, body, pills)
+
+
+def _inferred(
+    s: StepSettings, body: str, pills: tuple[tuple[str, ...], tuple[str, ...]]
+) -> _Criterion:
+    tools, components = (tuple(dict.fromkeys(p)) for p in pills)
+    if len(tools) <= 1 and len(components) <= 1 and (tools or components):
+        tool = tools[0] if tools else None
+        component = components[0] if components else None
+        return _Criterion(CompletionKind.TOOL, tool=tool, component=component, inferred=True)
+    criterion = normalize(body) or s.title or humanize(s.id)
+    return _Criterion(CompletionKind.JUDGE, judge=criterion, inferred=True)
