@@ -84,6 +84,7 @@ class ScannedStep:
     id: str
     group: str | None
     nodes: tuple[Node, ...]
+    group_ordinal: int = -1  # which {{#procedure}} block of the prompt holds it (-1: none)
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -100,6 +101,7 @@ class ScannedGroup:
 
     name: str
     step_ids: tuple[str, ...]
+    ordinal: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ class _Frame:
     name: str
     group: str | None
     ignored: bool = False
+    ordinal: int = -1
     nodes: list[Node] = field(default_factory=lambda: [])
     step_ids: list[str] = field(default_factory=lambda: [])
 
@@ -132,6 +135,7 @@ class _Scanner:
         self.refs: list[str] = []
         self.warnings: list[ScanWarning] = []
         self.blocks = False
+        self.ordinals = -1
 
     def warn(self, code: WarningCode, subject: str, message: str) -> None:
         self.warnings.append(ScanWarning(code, subject, message))
@@ -154,16 +158,18 @@ class _Scanner:
             self.text(raw)
             return
         self.blocks = True
-        top = self.stack[-1]
+        top = next(f for f in reversed(self.stack) if not f.ignored)
         kind_ = "step" if kind == "step" else "procedure"
-        inside = top.kind != "root" and (kind_ == "procedure" or top.kind == "step")
-        if inside or any(f.ignored for f in self.stack):
+        if top.kind != "root" and (kind_ == "procedure" or top.kind == "step"):
             code: WarningCode = "nested_step" if kind_ == "step" else "nested_procedure"
             self.warn(code, name, f"{{{{#{kind} {name}}}}} inside {top.kind} {top.name!r}: ignored")
             self.stack.append(_Frame(kind_, name, top.group, ignored=True))
             return
-        group = name if kind_ == "procedure" else top.group
-        self.stack.append(_Frame(kind_, name, group))
+        if kind_ == "procedure":
+            self.ordinals += 1
+            self.stack.append(_Frame(kind_, name, name, ordinal=self.ordinals))
+        else:
+            self.stack.append(_Frame(kind_, name, top.group, ordinal=top.ordinal))
 
     def close(self, kind: str) -> None:
         depth = next(
@@ -194,10 +200,11 @@ class _Scanner:
         if frame.ignored:
             parent.step_ids.extend(frame.step_ids)
         elif frame.kind == "step":
-            self.steps.append(ScannedStep(frame.name, frame.group, tuple(frame.nodes)))
+            step = ScannedStep(frame.name, frame.group, tuple(frame.nodes), frame.ordinal)
+            self.steps.append(step)
             parent.step_ids.append(frame.name)
         else:
-            self.groups.append(ScannedGroup(frame.name, tuple(frame.step_ids)))
+            self.groups.append(ScannedGroup(frame.name, tuple(frame.step_ids), frame.ordinal))
 
 
 def scan(prompt: str) -> ScannedPrompt:

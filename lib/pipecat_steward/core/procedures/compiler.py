@@ -161,9 +161,9 @@ def _collect_scope(
 ) -> None:
     settings = _settings_index(build, source, cfg, scanned)
     if scanned.has_blocks:
-        live = _register_groups(build, source, scanned)
+        shadowed = _register_groups(build, source, scanned)
         for block in scanned.steps:
-            if block.group is None or block.group in live:
+            if block.group_ordinal not in shadowed:
                 index, entry = settings.get(block.id, (-1, None))
                 path = (
                     f"{source.path}.steps[{index}]"
@@ -198,18 +198,19 @@ def _settings_index(
     return index
 
 
-def _register_groups(build: _Build, source: ScopeSource, scanned: ScannedPrompt) -> set[str]:
-    live: set[str] = set()
+def _register_groups(build: _Build, source: ScopeSource, scanned: ScannedPrompt) -> set[int]:
+    """Register this prompt's groups (first wins); return the ordinals of shadowed ones."""
+    shadowed: set[int] = set()
     for group in scanned.groups:
         path = f"{source.prompt_path}#procedure:{group.name}"
         if group.name in build.groups:
             first = build.groups[group.name][1]
             message = f"group {group.name!r} is already defined at {first}; the first wins"
             build.issue(Severity.ERROR, IssueCode.DUPLICATE_GROUP, path, message)
+            shadowed.add(group.ordinal)
             continue
         build.groups[group.name] = (source.name, path)
-        live.add(group.name)
-    return live
+    return shadowed
 
 
 def _where(source: ScopeSource, group: str | None, path: str) -> tuple[str, str | None, str, str]:

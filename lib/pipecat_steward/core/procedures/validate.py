@@ -1,0 +1,168 @@
+"""Publish validation and preflight of an agent's procedures (pure).
+
+Errors block publishing: a ``requires`` cycle, an unknown step id, an irreversible gate naming
+a tool the agent does not have, a judge step whose monitor is disabled, an extraction-eligible
+variable without a description, writes to linked variables, duplicate group or step names.
+Warnings do not: an enabled procedure with no steps, judge or extraction features with no
+resolvable logic_slm (closed judge gates will then always veto), an unknown
+``{{PROCEDURE:}}`` reference, and the scanner's recoveries. Every issue names its config path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from pipecat_steward.core.procedures.compiler import (
+    CompiledProcedures,
+    ScopeSource,
+    compile_procedures,
+)
+from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.steps import CompletionKind
+from pipecat_steward.core.variables import VariableSpec
+from pipecat_steward.exceptions import ConfigError
+
+__all__ = ["ValidationReport", "validate_procedures"]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """Every error and warning, in the order found."""
+
+    issues: tuple[Issue, ...]
+
+    @property
+    def errors(self) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity is Severity.WARNING)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing blocks publishing."""
+        return not self.errors
+
+
+def validate_procedures(
+    sources: Sequence[ScopeSource],
+    *,
+    variables: Sequence[VariableSpec] = (),
+    tools: Collection[str] | None = None,
+    logic_slm_resolvable: bool = True,
+    writes: Mapping[str, str] | None = None,
+    variables_path: str = "variables",
+) -> ValidationReport:
+    """Validate an agent's procedures against its variables and tools.
+
+    Args:
+        sources: The scopes (main first) with their prompts and ``procedure:`` sections.
+        variables: The declared variable specs.
+        tools: The agent's tool names (None skips the tool check).
+        logic_slm_resolvable: Whether a logic_slm stage resolves (decided by the caller,
+            e.g. with ``pipecat_steward.slm.resolve_stage``, without connecting).
+        writes: Other writers of variables: variable name → config path (e.g. flow slots,
+            whose values are mirrored into variables).
+        variables_path: The config path of the variable list.
+    """
+    try:
+        procs = compile_procedures(sources)
+    except ConfigError as exc:
+        return ValidationReport(
+            (Issue(Severity.ERROR, IssueCode.INVALID_CONFIG, exc.path, exc.problem),)
+        )
+    issues = list(procs.issues)
+    issues += _tools(procs, tools)
+    issues += _monitor(procs)
+    issues += _variables(procs, variables, writes or {}, variables_path)
+    issues += _logic_slm(procs, variables, logic_slm_resolvable)
+    return ValidationReport(tuple(issues))
+
+
+def _tools(procs: CompiledProcedures, tools: Collection[str] | None) -> list[Issue]:
+    if tools is None:
+        return []
+    known = ", ".join(sorted(tools)) or "none"
+    return [
+        Issue(Severity.ERROR, IssueCode.UNKNOWN_TOOL, procs.steps[step_id].path,
+              f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
+              f"not have (tools: {known}); add the tool or fix the name")
+        for gate in procs.gates.values() if gate.tool not in tools
+        for step_id in gate.steps
+    ]  # fmt: skip
+
+
+def _monitor(procs: CompiledProcedures) -> list[Issue]:
+    issues: list[Issue] = []
+    for step in procs.steps.values():
+        uses_judge = step.kind is CompletionKind.JUDGE or step.applies_llm is not None
+        if uses_judge and not procs.checklists[step.checklist].monitor.enabled:
+            what = "an AI judge" if step.kind is CompletionKind.JUDGE else "an llm applies_when"
+            message = (
+                f"step {step.id!r} needs {what} but the monitor of {step.checklist} is "
+                "disabled, so it could never complete; enable the monitor or give it a "
+                "variable or tool completion"
+            )
+            issues.append(
+                Issue(Severity.ERROR, IssueCode.JUDGE_WITH_MONITOR_DISABLED, step.path, message)
+            )
+    return issues
+
+
+def _variables(
+    procs: CompiledProcedures,
+    specs: Sequence[VariableSpec],
+    writes: Mapping[str, str],
+    path: str,
+) -> list[Issue]:
+    issues: list[Issue] = []
+    linked = {s.name for s in specs if s.linked}
+    for i, spec in enumerate(specs):
+        if spec.extraction and not spec.description.strip():
+            message = f"{spec.name!r} is extraction-eligible but has no description; describe it"
+            issues.append(
+                _error(
+                    IssueCode.EXTRACTION_WITHOUT_DESCRIPTION, f"{path}[{i}].description", message
+                )
+            )
+        if spec.extraction and spec.linked:
+            message = f"{spec.name!r} is linked (host-written) and cannot be extracted"
+            issues.append(_error(IssueCode.LINKED_WRITE, f"{path}[{i}].extraction", message))
+    for step in procs.steps.values():
+        for name in step.expects:
+            if name in linked:
+                message = (
+                    f"step {step.id!r} expects {name!r}, a linked variable only the host writes"
+                )
+                issues.append(_error(IssueCode.LINKED_WRITE, f"{step.path}.expects", message))
+    for name, where in writes.items():
+        if name in linked:
+            message = f"writes linked variable {name!r}, which only the host may set; rename it"
+            issues.append(_error(IssueCode.LINKED_WRITE, where, message))
+    return issues
+
+
+def _error(code: IssueCode, path: str, message: str) -> Issue:
+    return Issue(Severity.ERROR, code, path, message)
+
+
+def _logic_slm(
+    procs: CompiledProcedures, specs: Sequence[VariableSpec], resolvable: bool
+) -> list[Issue]:
+    if resolvable:
+        return []
+    judged = [s.id for s in procs.steps.values()
+              if s.kind is CompletionKind.JUDGE or s.applies_llm is not None]  # fmt: skip
+    extracted = [s.name for s in specs if s.extraction]
+    if not judged and not extracted:
+        return []
+    uses = ", ".join(
+        [*(f"judge step {j!r}" for j in judged), *(f"extraction of {e!r}" for e in extracted)]
+    )
+    message = (
+        f"no logic_slm stage resolves but {uses} need one; configure aux.logic_slm or a stack "
+        "(judge steps will never complete and closed gates behind them will veto)"
+    )
+    return [Issue(Severity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message)]
