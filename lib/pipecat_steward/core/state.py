@@ -9,7 +9,7 @@ returns a new one, so a recorded conversation replays to the same decisions. ``t
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, cast
 
 from pipecat_steward.core.variables import JsonValue, Origin, VariableChange
@@ -136,20 +136,40 @@ class SessionState:
         return {n: r.value for n, r in self.slots.items() if r.status in statuses}
 
     def copy(self) -> SessionState:
-        """Return an independent copy (records are immutable, containers are copied)."""
-        return replace(
-            self,
-            slots=dict(self.slots),
-            variables=dict(self.variables),
-            task_results=dict(self.task_results),
-            succeeded=list(self.succeeded),
-            retries=dict(self.retries),
-            slot_errors=list(self.slot_errors),
-            just_completed=list(self.just_completed),
-            promoted=list(self.promoted),
-            fresh_deferred=list(self.fresh_deferred),
-            pending_payloads=list(self.pending_payloads),
-        )
+        """Return an independent copy (records are immutable, containers are copied).
+
+        Written out field by field: ``step`` copies the state on every invocation, and this is
+        several times faster than ``dataclasses.replace``. ``_COPIED`` below checks at import
+        that it names every field.
+        """
+        new = _new_state(SessionState)
+        new.slots = self.slots.copy()
+        new.variables = self.variables.copy()
+        new.task_results = self.task_results.copy()
+        new.succeeded = self.succeeded.copy()
+        new.retries = self.retries.copy()
+        new.slot_errors = self.slot_errors.copy()
+        new.just_completed = self.just_completed.copy()
+        new.status = self.status
+        new.turn = self.turn
+        new.invocation = self.invocation
+        new.revision = self.revision
+        new.seen_revision = self.seen_revision
+        new.steer_back_turns = self.steer_back_turns
+        new.stall_turns = self.stall_turns
+        new.settled_count = self.settled_count
+        new.hard_steer_yielded = self.hard_steer_yielded
+        new.auto_confirm_pending = self.auto_confirm_pending
+        new.readback_transition = self.readback_transition
+        new.had_pending = self.had_pending
+        new.pending_turn = self.pending_turn
+        new.promoted = self.promoted.copy()
+        new.fresh_deferred = self.fresh_deferred.copy()
+        new.gate_user_text = self.gate_user_text
+        new.gate_text_delivered = self.gate_text_delivered
+        new.pending_payloads = self.pending_payloads.copy()
+        new.channel = self.channel
+        return new
 
     def to_json(self) -> str:
         """Serialise to JSON text (lossless: ``from_json(to_json(s)) == s``)."""
@@ -172,6 +192,39 @@ class SessionState:
             return cls(**raw)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise StateError(f"not a serialised session state: {exc}") from exc
+
+
+_new_state = object.__new__
+_COPIED = (
+    "slots",
+    "variables",
+    "task_results",
+    "succeeded",
+    "retries",
+    "slot_errors",
+    "just_completed",
+    "status",
+    "turn",
+    "invocation",
+    "revision",
+    "seen_revision",
+    "steer_back_turns",
+    "stall_turns",
+    "settled_count",
+    "hard_steer_yielded",
+    "auto_confirm_pending",
+    "readback_transition",
+    "had_pending",
+    "pending_turn",
+    "promoted",
+    "fresh_deferred",
+    "gate_user_text",
+    "gate_text_delivered",
+    "pending_payloads",
+    "channel",
+)
+if [f.name for f in fields(SessionState)] != list(_COPIED):  # pragma: no cover - a new field
+    raise AssertionError("SessionState.copy must copy every field")
 
 
 def variable_changes(before: SessionState, after: SessionState) -> tuple[VariableChange, ...]:
