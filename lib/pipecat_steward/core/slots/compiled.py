@@ -7,7 +7,7 @@ every problem with its path. The engine reads nothing but this object and the se
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pipecat_steward.core.expressions import Expression, parse_condition
@@ -79,6 +79,13 @@ class CompiledFlow:
         partner: Slot → the slot it is asked together with (seed 003: at most two).
         user_slots: Names of slots a caller can fill.
         conditional: Slots with a condition (the only ones auto-deactivation looks at).
+
+    Derived in ``__post_init__`` (not constructor arguments, not compared) so the engine's hot
+    paths do not rebuild them on every invocation: ``ask_order`` (required and announce slots
+    first, then optional ones), ``user_compiled`` (the user slots in declaration order),
+    ``task_inputs`` / ``task_requires`` (task name → compiled slots), ``has_terminal`` and
+    ``protocol_blocks``, a cache of the collection block per visible-tool set (the block is
+    a function of the flow and that frozen set only).
     """
 
     config: FlowConfig
@@ -92,11 +99,42 @@ class CompiledFlow:
     partner: Mapping[str, str]
     user_slots: tuple[str, ...]
     conditional: tuple[CompiledSlot, ...]
+    all_tools: frozenset[str] = field(init=False, repr=False, compare=False)
+    ask_order: tuple[CompiledSlot, ...] = field(init=False, repr=False, compare=False)
+    user_compiled: tuple[CompiledSlot, ...] = field(init=False, repr=False, compare=False)
+    task_inputs: Mapping[str, tuple[CompiledSlot, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    task_requires: Mapping[str, tuple[CompiledSlot, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    has_terminal: bool = field(init=False, repr=False, compare=False)
+    protocol_blocks: dict[frozenset[str], str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        derived: dict[str, object] = {
+            "all_tools": frozenset(self.setters) | STEWARD_TOOLS | frozenset(self.executors),
+            "ask_order": (
+                *(s for s in self.slots if s.config.required or s.is_announce),
+                *(s for s in self.slots if not (s.config.required or s.is_announce)),
+            ),
+            "user_compiled": tuple(self.slot[n] for n in self.user_slots),
+            "task_inputs": MappingProxyType(
+                {t.name: tuple(self.slot[n] for n in t.config.inputs) for t in self.tasks}
+            ),
+            "task_requires": MappingProxyType(
+                {t.name: tuple(self.slot[n] for n in t.config.requires) for t in self.tasks}
+            ),
+            "has_terminal": any(t.config.terminal for t in self.tasks),
+            "protocol_blocks": {},
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     @property
     def tool_names(self) -> frozenset[str]:
         """Every tool the steward manages: setters, steward tools and executors."""
-        return frozenset(self.setters) | STEWARD_TOOLS | frozenset(self.executors)
+        return self.all_tools
 
 
 def compile_flow(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot, CompiledTask
-from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.core.state import EMPTY, SETTLED, SessionState, SlotRecord
 
 __all__ = [
     "AllDone",
@@ -96,49 +96,57 @@ def decide(flow: CompiledFlow, state: SessionState) -> Decision:
 
 
 def _ready(flow: CompiledFlow, task: CompiledTask, state: SessionState) -> bool:
-    if task.name in state.succeeded or not task_active(task, state):
+    if task.name in state.succeeded:
         return False
-    for name in task.config.inputs:
-        if not _input_ready(flow.slot[name], state):
+    variables = state.variables
+    if task.condition is not None and not task.condition.truthy(variables):
+        return False
+    slots, turn = state.slots, state.turn
+    for slot in flow.task_inputs[task.name]:
+        # _input_ready, inlined: inactive, usable, or an optional input with nothing coming.
+        record = slots.get(slot.config.name, EMPTY)
+        status = record.status
+        if status == "filled" or (status == "inferred" and record.spoken and record.turn < turn):
+            continue
+        if not slot.config.required and status in ("empty", "declined"):
+            continue
+        if slot.condition is None or slot.condition.truthy(variables):
             return False
     return all(
-        is_usable(state.record(r), state.turn)
-        for r in task.config.requires
-        if is_active(flow.slot[r], state)
+        is_usable(slots.get(r.config.name, EMPTY), turn)
+        for r in flow.task_requires[task.name]
+        if r.condition is None or r.condition.truthy(variables)
     )
 
 
-def _input_ready(slot: CompiledSlot, state: SessionState) -> bool:
-    if not is_active(slot, state):
-        return True
-    record = state.record(slot.name)
-    if is_usable(record, state.turn):
-        return True
-    # Optional inputs never block a task unless a value for them is on its way.
-    return not slot.config.required and record.status in ("empty", "declined")
-
-
 def _askable(slot: CompiledSlot, state: SessionState) -> bool:
-    if state.record(slot.name).status != "empty" or not is_active(slot, state):
+    slots = state.slots
+    if slots.get(slot.config.name, EMPTY).status != "empty" or not is_active(slot, state):
         return False
     if not (slot.is_user or slot.is_announce):
         return False
-    return all(state.record(r).settled for r in slot.config.requires)
+    return all(slots.get(r, EMPTY).status in SETTLED for r in slot.config.requires)
 
 
 def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
     # Required slots are asked before optional ones (seed 003: optional never blocks).
-    ordered = [s for s in flow.slots if s.config.required or s.is_announce]
-    ordered += [s for s in flow.slots if not (s.config.required or s.is_announce)]
-    for slot in ordered:
-        if not _askable(slot, state):
+    slots, variables = state.slots, state.variables
+    for slot in flow.ask_order:
+        cfg = slot.config
+        if slots.get(cfg.name, EMPTY).status != "empty":
+            continue
+        if slot.condition is not None and not slot.condition.truthy(variables):
+            continue
+        if not (slot.is_user or slot.is_announce):
+            continue
+        if cfg.requires and not all(slots.get(r, EMPTY).status in SETTLED for r in cfg.requires):
             continue
         if slot.is_announce:
-            return Announce(slot.name)
-        partner = flow.partner.get(slot.name)
+            return Announce(cfg.name)
+        partner = flow.partner.get(cfg.name)
         if partner and _askable(flow.slot[partner], state) and flow.slot[partner].is_user:
-            return Ask((slot.name, partner))
-        return Ask((slot.name,))
+            return Ask((cfg.name, partner))
+        return Ask((cfg.name,))
     return AllDone()
 
 

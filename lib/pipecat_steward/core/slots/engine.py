@@ -150,8 +150,10 @@ def _deactivate(turn: Turn, _: object) -> None:
 
 def _auto_confirm(turn: Turn, _: object) -> Action | None:
     state = turn.state
+    if not (turn.user_text and state.had_pending):
+        return None
     pending = [n for n, r in state.slots.items() if r.status == "pending"]
-    if not (turn.user_text and state.had_pending and pending):
+    if not pending:
         return None
     if is_affirmative(turn.user_text):
         state.auto_confirm_pending = True

@@ -66,11 +66,11 @@ def declined_inputs(turn: Turn, _: object) -> Action | None:
     for task in flow.tasks:
         if task.name in state.succeeded or not task_active(task, state):
             continue
-        for name in task.config.inputs:
-            slot = flow.slot[name]
+        for slot in flow.task_inputs[task.name]:
+            name = slot.name
             if (
-                slot.config.required
-                and state.record(name).status == "declined"
+                state.record(name).status == "declined"
+                and slot.config.required
                 and is_active(slot, state)
             ):
                 turn.log("input_declined", task=task.name, slot=name)
@@ -254,7 +254,7 @@ def re_defer(turn: Turn, firing: Sequence[str]) -> None:
 def check_completion(turn: Turn) -> bool:
     """A flow without a terminal task completes on seed 003's criterion; True when it did."""
     flow, state = turn.flow, turn.state
-    if any(t.config.terminal for t in flow.tasks) or state.status != "in_progress":
+    if flow.has_terminal or state.status != "in_progress":
         return False
     if any(t.name not in state.succeeded and task_active(t, state) for t in flow.tasks):
         return False

@@ -89,9 +89,28 @@ def inferred_hint(flow: CompiledFlow, state: SessionState, names: Sequence[str])
     return Hint("confirm_inferred", "\n".join([head, *lines]))
 
 
+_PROTOCOL_CACHE_LIMIT = 256
+
+
 def protocol_block(flow: CompiledFlow, visible: Iterable[str]) -> str:
-    """The ``<slot_filling_protocol>`` block with the hint → setter tool-selection guide."""
-    shown = set(visible)
+    """The ``<slot_filling_protocol>`` block with the hint → setter tool-selection guide.
+
+    The block depends on the flow and the visible set only, so it is cached per flow
+    (``CompiledFlow.protocol_blocks``) keyed by the frozen visible set; the cache is bounded
+    and only ever returns what this function would build.
+    """
+    shown = visible if isinstance(visible, frozenset) else frozenset(visible)
+    cache = flow.protocol_blocks
+    block = cache.get(shown)
+    if block is None:
+        block = _protocol_block(flow, shown)
+        if len(cache) >= _PROTOCOL_CACHE_LIMIT:
+            cache.clear()
+        cache[shown] = block
+    return block
+
+
+def _protocol_block(flow: CompiledFlow, shown: frozenset[str]) -> str:
     guide = [
         f"- {s.config.hint or s.label.replace('_', ' ')} → {s.config.setter}"
         for s in flow.slots

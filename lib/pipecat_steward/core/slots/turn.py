@@ -182,8 +182,9 @@ class Turn:
         hints = list(self.hints)
         if action.phase == "terminal" or preempt:
             return hints
-        pending = any(r.status == "pending" for r in self.state.slots.values())
-        if self.fresh_deferred and not pending:
+        if self.fresh_deferred and not any(
+            r.status == "pending" for r in self.state.slots.values()
+        ):
             hints.append(prompt.deferred_hint(self.fresh_deferred, action.directive))
         self._gate_context(hints)
         self._inferred(hints)
@@ -227,15 +228,30 @@ class Turn:
 
     def _close(self, action: Action, visible: frozenset[str], preempt: bool) -> None:
         state = self.state
-        state.had_pending = any(r.status == "pending" for r in state.slots.values())
+        # One pass over the records for the bookkeeping and the debug entry.
+        filled: list[str] = []
+        pending: list[str] = []
+        deferred: list[str] = []
+        for name, record in state.slots.items():
+            status = record.status
+            if status == "filled" or status == "inferred":
+                filled.append(name)
+            elif status == "pending":
+                pending.append(name)
+            elif status == "deferred":
+                deferred.append(name)
+        state.had_pending = bool(pending)
         state.fresh_deferred = list(self.fresh_deferred)
         state.seen_revision = state.revision
+        filled.sort()
+        pending.sort()
+        deferred.sort()
         self.log(
             "invoke",
             phase=action.phase,
-            filled=sorted(state.with_status("filled", "inferred")),
-            pending=sorted(state.with_status("pending")),
-            deferred=sorted(state.with_status("deferred")),
+            filled=filled,
+            pending=pending,
+            deferred=deferred,
             visible=sorted(visible),
             asking=list(self.asks),
             fired=[c.name for c in action.calls],

@@ -8,9 +8,8 @@ already read out (§4.3 fresh pending); ``correct_slot`` while something is sett
 
 from __future__ import annotations
 
-from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot
-from pipecat_steward.core.slots.dag import is_active
-from pipecat_steward.core.state import EMPTY, SessionState
+from pipecat_steward.core.slots.compiled import CompiledFlow
+from pipecat_steward.core.state import EMPTY, SETTLED, SessionState
 
 __all__ = ["visible_tools"]
 
@@ -31,19 +30,26 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
         return frozenset()
     visible: set[str] = set()
     pending = correctable = open_ = False
-    slots = state.slots
-    for name in flow.user_slots:
-        slot = flow.slot[name]
-        status = slots.get(name, EMPTY).status
+    slots, variables = state.slots, state.variables
+    for slot in flow.user_compiled:
+        cfg = slot.config
+        status = slots.get(cfg.name, EMPTY).status
         if status == "pending":
             pending = True
             if not fresh_pending:
-                visible.add(slot.config.setter or "")
+                visible.add(cfg.setter or "")
             continue
         correctable = correctable or status in _CORRECTABLE
-        if _needs_value(slot, state, status):
+        # The slot needs a value: open, active, and its prerequisites settled.
+        if (
+            (status == "empty" or status == "inferred")
+            and (slot.condition is None or slot.condition.truthy(variables))
+            and (
+                not cfg.requires or all(slots.get(r, EMPTY).status in SETTLED for r in cfg.requires)
+            )
+        ):
             open_ = True
-            visible.add(slot.config.setter or "")
+            visible.add(cfg.setter or "")
     if pending and not fresh_pending:
         visible |= {"confirm_pending", "reject_pending"}
     if correctable:
@@ -51,9 +57,3 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
     if open_:
         visible.add("decline_slot")
     return frozenset(visible)
-
-
-def _needs_value(slot: CompiledSlot, state: SessionState, status: str) -> bool:
-    if status not in ("empty", "inferred") or not is_active(slot, state):
-        return False
-    return all(state.record(r).settled for r in slot.config.requires)
