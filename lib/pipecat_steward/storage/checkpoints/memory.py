@@ -1,0 +1,112 @@
+"""The in-memory checkpoint store: one process, for tests and single-call scripts."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from pipecat_steward.storage.checkpoints.contract import (
+    Checkpoint,
+    Clock,
+    Identity,
+    Payload,
+    PayloadKind,
+    VersionConflict,
+    check_version,
+    decode_payload,
+    encode_payload,
+    expiry,
+    live,
+    system_clock,
+)
+
+__all__ = ["MemoryCheckpointStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    version: int
+    kind: PayloadKind
+    data: bytes
+    saved_at: float
+    expires_at: float | None
+
+
+class MemoryCheckpointStore:
+    """Checkpoints in a dict. Payloads are stored encoded, so a loaded dict is a fresh copy.
+
+    Args:
+        ttl: Default lifetime of a checkpoint in seconds (``None``: forever).
+        clock: Seconds since the epoch; injected by tests.
+    """
+
+    def __init__(self, *, ttl: float | None = None, clock: Clock = system_clock) -> None:
+        self.ttl = ttl
+        self.clock = clock
+        self._rows: dict[Identity, _Row] = {}
+        self._lock = threading.Lock()  # BlockingCheckpointStore may call from another thread
+
+    def _live(self, identity: Identity, now: float) -> _Row | None:
+        row = self._rows.get(identity)
+        return row if row is not None and live(row.expires_at, now) else None
+
+    async def load(self, identity: Identity) -> Checkpoint | None:
+        with self._lock:
+            row = self._live(identity, self.clock())
+        if row is None:
+            return None
+        payload = decode_payload(row.kind, row.data)
+        return Checkpoint(identity, row.version, payload, row.saved_at, row.expires_at)
+
+    async def save(
+        self,
+        identity: Identity,
+        payload: Payload,
+        expected_version: int,
+        *,
+        ttl: float | None = None,
+    ) -> int:
+        check_version(expected_version)
+        kind, data = encode_payload(payload)
+        with self._lock:
+            now = self.clock()
+            row = self._live(identity, now)
+            current = row.version if row is not None else 0
+            if current != expected_version:
+                raise VersionConflict(identity, expected_version, current)
+            expires = expiry(now, ttl, self.ttl)
+            self._rows[identity] = _Row(current + 1, kind, data, now, expires)
+            return current + 1
+
+    async def list(
+        self, tenant_id: str | None = None, agent_id: str | None = None
+    ) -> tuple[Identity, ...]:
+        with self._lock:
+            now = self.clock()
+            found = [i for i in self._rows if self._live(i, now) is not None]
+        return tuple(
+            sorted(
+                i
+                for i in found
+                if (tenant_id is None or i.tenant_id == tenant_id)
+                and (agent_id is None or i.agent_id == agent_id)
+            )
+        )
+
+    async def delete(self, identity: Identity) -> bool:
+        with self._lock:
+            was_live = self._live(identity, self.clock()) is not None
+            self._rows.pop(identity, None)
+            return was_live
+
+    async def purge_expired(self) -> int:
+        """Drop expired checkpoints; return how many."""
+        with self._lock:
+            now = self.clock()
+            dead = [i for i, r in self._rows.items() if not live(r.expires_at, now)]
+            for identity in dead:
+                del self._rows[identity]
+            return len(dead)
+
+    async def close(self) -> None:
+        return None

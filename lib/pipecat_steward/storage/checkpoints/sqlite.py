@@ -1,0 +1,184 @@
+"""The SQLite checkpoint store: the embedded default (DESIGN §10).
+
+One file, WAL journal, ``synchronous=FULL`` (every commit is fsynced before ``save`` returns,
+so a checkpoint survives a SIGKILL or a power cut once ``save`` returned). Saves run
+``BEGIN IMMEDIATE`` → read version → write → ``COMMIT``, so the version check and the write are
+atomic across threads and processes sharing the file. Every operation runs in a worker thread
+(``asyncio.to_thread``): the event loop never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.checkpoints.contract import (
+    Checkpoint,
+    Clock,
+    Identity,
+    Payload,
+    VersionConflict,
+    check_version,
+    decode_payload,
+    encode_payload,
+    expiry,
+    live,
+    system_clock,
+)
+
+__all__ = ["SQLiteCheckpointStore"]
+
+T = TypeVar("T")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS checkpoints (
+    tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    version INTEGER NOT NULL, kind TEXT NOT NULL, payload BLOB NOT NULL,
+    saved_at REAL NOT NULL, expires_at REAL,
+    PRIMARY KEY (tenant_id, agent_id, session_id)
+)"""
+_KEY = "tenant_id = ? AND agent_id = ? AND session_id = ?"
+
+
+class SQLiteCheckpointStore:
+    """Checkpoints in one SQLite file, safe across threads and processes.
+
+    Args:
+        path: The database file (created with its table when missing).
+        ttl: Default lifetime of a checkpoint in seconds (``None``: forever).
+        clock: Seconds since the epoch; injected by tests.
+        busy_timeout: Seconds a writer waits for another process's write lock.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        ttl: float | None = None,
+        clock: Clock = system_clock,
+        busy_timeout: float = 10.0,
+    ) -> None:
+        self.path = Path(path)
+        self.ttl = ttl
+        self.clock = clock
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open checkpoint database {self.path}: {exc}") from exc
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.to_thread(self._locked, fn)
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            try:
+                return fn()
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise StoreError(f"checkpoint database {self.path} failed: {exc}") from exc
+
+    async def load(self, identity: Identity) -> Checkpoint | None:
+        return await self._run(lambda: self._load(identity))
+
+    def _load(self, identity: Identity) -> Checkpoint | None:
+        row = self._db.execute(
+            f"SELECT version, kind, payload, saved_at, expires_at FROM checkpoints WHERE {_KEY}",
+            _params(identity),
+        ).fetchone()
+        if row is None or not live(row[4], self.clock()):
+            return None
+        return Checkpoint(identity, row[0], decode_payload(row[1], row[2]), row[3], row[4])
+
+    async def save(
+        self,
+        identity: Identity,
+        payload: Payload,
+        expected_version: int,
+        *,
+        ttl: float | None = None,
+    ) -> int:
+        check_version(expected_version)
+        kind, data = encode_payload(payload)
+        return await self._run(lambda: self._save(identity, kind, data, expected_version, ttl))
+
+    def _save(
+        self, identity: Identity, kind: str, data: bytes, expected: int, ttl: float | None
+    ) -> int:
+        self._db.execute("BEGIN IMMEDIATE")  # take the write lock before reading the version
+        try:
+            now = self.clock()
+            row = self._db.execute(
+                f"SELECT version, expires_at FROM checkpoints WHERE {_KEY}", _params(identity)
+            ).fetchone()
+            current = row[0] if row is not None and live(row[1], now) else 0
+            if current != expected:
+                raise VersionConflict(identity, expected, current)
+            self._db.execute(
+                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*_params(identity), current + 1, kind, data, now, expiry(now, ttl, self.ttl)),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return current + 1
+
+    async def list(
+        self, tenant_id: str | None = None, agent_id: str | None = None
+    ) -> tuple[Identity, ...]:
+        return await self._run(lambda: self._list(tenant_id, agent_id))
+
+    def _list(self, tenant_id: str | None, agent_id: str | None) -> tuple[Identity, ...]:
+        rows = self._db.execute(
+            "SELECT tenant_id, agent_id, session_id FROM checkpoints "
+            "WHERE (:tenant IS NULL OR tenant_id = :tenant) AND (:agent IS NULL OR agent_id = :agent) "
+            "AND (expires_at IS NULL OR expires_at > :now) ORDER BY tenant_id, agent_id, session_id",
+            {"tenant": tenant_id, "agent": agent_id, "now": self.clock()},
+        ).fetchall()
+        return tuple(Identity(*r) for r in rows)
+
+    async def delete(self, identity: Identity) -> bool:
+        return await self._run(lambda: self._delete(identity))
+
+    def _delete(self, identity: Identity) -> bool:
+        rows = self._db.execute(  # fetchall: the statement must finish to release the lock
+            f"DELETE FROM checkpoints WHERE {_KEY} RETURNING expires_at", _params(identity)
+        ).fetchall()
+        return bool(rows) and live(rows[0][0], self.clock())
+
+    async def purge_expired(self) -> int:
+        """Delete expired checkpoints; return how many."""
+
+        def purge() -> int:
+            cur = self._db.execute(
+                "DELETE FROM checkpoints WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (self.clock(),),
+            )
+            return cur.rowcount
+
+        return await self._run(purge)
+
+    def pragmas(self) -> dict[str, object]:
+        """The durability settings in force (``journal_mode``, ``synchronous``)."""
+        with self._lock:
+            mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+            sync = self._db.execute("PRAGMA synchronous").fetchone()[0]
+        return {"journal_mode": mode, "synchronous": sync}
+
+    async def close(self) -> None:
+        await self._run(self._db.close)
+
+
+def _params(identity: Identity) -> tuple[str, str, str]:
+    return identity.tenant_id, identity.agent_id, identity.session_id
