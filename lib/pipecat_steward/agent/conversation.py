@@ -75,6 +75,7 @@ class TurnRecord:
     fired: list[Call] = field(default_factory=lambda: [])
     bot: list[BotUtterance] = field(default_factory=lambda: [])
     events: list[DebugEntry] = field(default_factory=lambda: [])
+    payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
 
     @property
     def said(self) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from pipecat_steward.agent.conversation import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.agent.quality import answer_questions_first
 from pipecat_steward.core.slots import (
     Action,
     Chooser,
@@ -78,12 +79,15 @@ class StewardSession:
             channel=self.channel,
             first_turn=first_turn,
         )
+        action = answer_questions_first(
+            result.action, self.turn.user if not speculative else user_text
+        )
         if not speculative:
             self.state = result.state
-            self.last_action = result.action
-            self.turn.actions.append(result.action)
-            self.turn.events.extend(result.action.events)
-        return result.action
+            self.last_action = action
+            self.turn.actions.append(action)
+            self.turn.events.extend(action.events)
+        return action
 
     async def run_call(self, call: ToolCall) -> Call:
         """Run a call an action asked for and route its result into the state."""
@@ -133,6 +137,17 @@ class StewardSession:
             call = Call(name, dict(args), "ok" if routed.ok else "error", routed.reply)
         self.turn.llm_calls.append(call)
         return call
+
+    def take_payloads(self, action: Action) -> list[dict[str, Any]]:
+        """Rich response parts to deliver now: a preempt's own, else those stashed for the
+        LLM's reply (seed 000 §8a). Stashed parts are delivered once.
+        """
+        parts = [dict(p) for p in action.response]
+        if not action.preempt and self.state.pending_payloads:
+            parts += [dict(p) for p in self.state.pending_payloads]
+            self.state.pending_payloads = []
+        self.turn.payloads.extend(parts)
+        return parts
 
     def _directive(self) -> str:
         return self.last_action.directive if self.last_action else ""

@@ -19,6 +19,7 @@ from typing import Any
 from pipecat.frames.frames import Frame, LLMContextFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameDirection
+from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
@@ -62,7 +63,10 @@ class StewardHook:
                 await self._speak(spoken)
                 await self._prepare(context, action)
                 await run(frame, direction)
+                if not speculative:
+                    await self._deliver_payloads(action)
                 return
+            await self._deliver_payloads(action)
             if not await self._carry_out(context, action, spoken):
                 break
         await self._speak(spoken)
@@ -75,6 +79,13 @@ class StewardHook:
         if action.message:
             spoken.append(action.message)
         return any(c.kind != "then" for c in action.calls)
+
+    async def _deliver_payloads(self, action: Action) -> None:
+        """Send rich response parts (cards, chips) to the client as an RTVI server message."""
+        parts = self.session.take_payloads(action)
+        if parts:
+            frame = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})
+            await self.llm.push_frame(frame, FrameDirection.DOWNSTREAM)
 
     async def _speak(self, spoken: list[str]) -> None:
         if not spoken:

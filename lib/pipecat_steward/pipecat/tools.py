@@ -13,8 +13,8 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pipecat.adapters.schemas.function_schema import FunctionSchema
-from pipecat.adapters.schemas.tools_schema import ToolsSchema
+from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.agent.dispatch import ToolFn

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent, load_agent, load_yaml
+from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.script import Call, Say, Step
 from pipecat_steward.testing.scripted_llm import ContextSnapshot, FunctionStep, ScriptedLLM
 
-__all__ = ["Scenario", "ScenarioTurn", "load_scenario", "run_scenario", "trace_turn"]
+__all__ = [
+    "Scenario",
+    "ScenarioTurn",
+    "check_expectations",
+    "load_scenario",
+    "run_scenario",
+    "trace_turn",
+]
 
 _DIRECTIVE = re.compile(r"<system_directive>\n(.*?)\n</system_directive>", re.S)
 _SPARE_STEPS = 12
@@ -174,21 +182,27 @@ def trace_turn(number: int, steward: Steward, record: TurnRecord) -> dict[str, A
         ],
         "bot": [{"text": u.text, "source": u.source} for u in record.bot],
         "phase": actions[-1].phase if actions else "collection",
-        "asks": sorted(
-            {n for a in llm_actions for n in a.asks}
-            | {n for a in actions if a.preempt for n in a.asks}
-        ),
+        "asks": _asks(actions),
         "slots": {
             n: {"status": r.status, "value": r.value, "source": r.source}
             for n, r in state.slots.items()
             if r.status != "empty"
         },
         "status": state.status,
+        "payloads": list(record.payloads),
+        "hints": [{"tag": h.tag, "text": h.text} for a in llm_actions for h in a.hints],
         "events": [
             {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}
             for e in record.events
         ],
     }
+
+
+def _asks(actions: Sequence[Action]) -> list[str]:
+    """Slots the bot asked for: in its preempted messages and in the LLM's final reply."""
+    spoken = [a for a in actions if a.preempt]
+    spoken += [a for a in actions[-1:] if not a.preempt and not a.calls]
+    return sorted({n for a in spoken for n in a.asks})
 
 
 def _task(steward: Steward, tool: str) -> str | None:
@@ -202,3 +216,47 @@ def _json(value: object) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
     return str(value)
+
+
+def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
+    """Compare one turn's trace with the scenario's ``expect`` block; return the mismatches.
+
+    Keys: ``bot`` (substrings that must appear in what the bot said, in order), ``bot_source``
+    (the sources of the utterances), ``status``, ``phase``, ``asks``, ``fired`` (tool names),
+    ``llm_calls`` (``name:outcome``), ``slots`` (name → status, or ``{status, value}``),
+    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start).
+    """
+    said = " ".join(b["text"] for b in trace["bot"])
+    problems: list[str] = []
+    for key, want in expect.items():
+        got = _expected_view(key, trace, said)
+        if key == "bot":
+            problems += [f"bot did not say {w!r}: {said!r}" for w in want if w not in said]
+        elif key == "slots":
+            problems += _slot_problems(trace["slots"], want)
+        elif key in ("visible", "hidden"):
+            wrong = [t for t in want if (t in trace["visible_tools"]) != (key == "visible")]
+            problems += [f"{t} should be {key}" for t in wrong]
+        elif got != want:
+            problems.append(f"{key}: expected {want!r}, got {got!r}")
+    return problems
+
+
+def _expected_view(key: str, trace: Mapping[str, Any], said: str) -> Any:
+    views: dict[str, Callable[[], Any]] = {
+        "bot_source": lambda: [b["source"] for b in trace["bot"]],
+        "fired": lambda: [f["tool"] for f in trace["fired"]],
+        "llm_calls": lambda: [f"{c['name']}:{c['outcome']}" for c in trace["llm_calls"]],
+    }
+    return views[key]() if key in views else trace.get(key)
+
+
+def _slot_problems(slots: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    for name, expected in want.items():
+        got = slots.get(name, {"status": "empty", "value": None})
+        spec = expected if isinstance(expected, dict) else {"status": expected}
+        for field, value in spec.items():
+            if got.get(field) != value:
+                problems.append(f"slot {name}.{field}: expected {value!r}, got {got.get(field)!r}")
+    return problems

@@ -1,0 +1,83 @@
+"""``steward simulate AGENT_DIR SCENARIO``: run a scenario through the real pipeline, offline.
+
+Prints a readable transcript, or one JSON object per caller turn with ``--json``.
+``--metrics`` summarises a set of scenarios (a file or a folder of them) with seed 003's
+conversation-quality measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.exceptions import StewardError
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``steward simulate``."""
+    parser = sub.add_parser(
+        "simulate", help="run a scenario through the real pipeline in text mode"
+    )
+    parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
+    parser.add_argument(
+        "scenario", type=Path, help="scenario file, or a folder of them with --metrics"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per caller turn")
+    parser.add_argument("--metrics", action="store_true", help="summarise conversation quality")
+    parser.add_argument("--verbose", action="store_true", help="keep pipecat's own log output")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the scenario(s) and print traces, a transcript or metrics."""
+    if not args.verbose:
+        _quiet_pipecat()
+    from pipecat_steward.testing.metrics import summarise
+    from pipecat_steward.testing.simulate import load_scenario, run_scenario
+
+    files = sorted(args.scenario.glob("*.yaml")) if args.scenario.is_dir() else [args.scenario]
+    if not files:
+        print(f"steward simulate: no scenario files in {args.scenario}", file=sys.stderr)
+        return 2
+    try:
+        runs = [asyncio.run(run_scenario(args.agent, load_scenario(f))) for f in files]
+    except (StewardError, ValueError) as exc:
+        print(f"steward simulate: {exc}", file=sys.stderr)
+        return 2
+    if args.metrics:
+        print(json.dumps(summarise(runs), indent=2))
+        return 0
+    for traces in runs:
+        for trace in traces:
+            print(json.dumps(trace, ensure_ascii=False) if args.json else _readable(trace))
+    return 0
+
+
+def _quiet_pipecat() -> None:
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+
+
+def _readable(trace: dict[str, Any]) -> str:
+    lines = [f"[{trace['turn']}] caller: {trace['user']}"]
+    lines += [
+        f"    llm → {c['name']}({_args(c['args'])}) {c['outcome']}" for c in trace["llm_calls"]
+    ]
+    lines += [
+        f"    engine → {c['tool']}({_args(c['args'])}) {'ok' if c['ok'] else 'failed'}"
+        for c in trace["fired"]
+    ]
+    lines += [f"    bot ({b['source']}): {b['text']}" for b in trace["bot"]]
+    slots = ", ".join(f"{n}={s['status']}:{s['value']}" for n, s in trace["slots"].items())
+    lines.append(f"    phase {trace['phase']} · status {trace['status']} · slots: {slots or '-'}")
+    return "\n".join(lines)
+
+
+def _args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())
