@@ -139,8 +139,9 @@ class StewardSession:
         return call
 
     def take_payloads(self, action: Action) -> list[dict[str, Any]]:
-        """Rich response parts to deliver now: a preempt's own, else those stashed for the
-        LLM's reply (seed 000 §8a). Stashed parts are delivered once.
+        """Rich response parts to deliver now (seed 000 §8a).
+
+        A preempt's own parts, else those stashed for the LLM's reply; stashed parts go once.
         """
         parts = [dict(p) for p in action.response]
         if not action.preempt and self.state.pending_payloads:
