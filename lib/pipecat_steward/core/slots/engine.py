@@ -27,7 +27,7 @@ from pipecat_steward.core.slots.dag import (
 )
 from pipecat_steward.core.slots.merge import put
 from pipecat_steward.core.slots.routing import fill_slots
-from pipecat_steward.core.slots.turn import Turn
+from pipecat_steward.core.slots.turn import Draft, Turn
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue
 
@@ -77,7 +77,7 @@ def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
     return Action(phase="terminal", status=state.status, hidden_tools=flow.tool_names)
 
 
-def _gate(turn: Turn, _: object) -> Action | None:
+def _gate(turn: Turn, _: object) -> Draft | None:
     gate = turn.flow.config.gate_slot
     if gate is None:
         return None
@@ -148,7 +148,7 @@ def _deactivate(turn: Turn, _: object) -> None:
     return None
 
 
-def _auto_confirm(turn: Turn, _: object) -> Action | None:
+def _auto_confirm(turn: Turn, _: object) -> Draft | None:
     state = turn.state
     if not (turn.user_text and state.had_pending):
         return None
@@ -159,9 +159,7 @@ def _auto_confirm(turn: Turn, _: object) -> Action | None:
         state.auto_confirm_pending = True
         turn.log("auto_confirm", user_msg=turn.user_text)
         call = ToolCall("confirm_pending", {}, "confirm")
-        return Action(
-            phase="readback", status=state.status, preempt=True, force_preempt=True, calls=(call,)
-        )
+        return Draft("readback", preempt=True, force_preempt=True, calls=(call,))
     if starts_affirmative(turn.user_text):
         for name in pending:
             r = state.slots[name]
@@ -172,7 +170,7 @@ def _auto_confirm(turn: Turn, _: object) -> Action | None:
     return None
 
 
-def _evaluate(turn: Turn) -> Action:
+def _evaluate(turn: Turn) -> Draft:
     decision = turn.announce_cascade()
     if isinstance(decision, Ask) and exits.check_completion(turn):
         decision = AllDone()
@@ -189,7 +187,7 @@ def _evaluate(turn: Turn) -> Action:
             raise AssertionError("announce left after cascade")
 
 
-def _fire(turn: Turn, decision: Fire) -> Action:
+def _fire(turn: Turn, decision: Fire) -> Draft:
     if turn.inline_confirmed:
         # The LLM must first call setters for the new content of "yes, and …" (§7.3a).
         return turn.collection_action(decision, "")
@@ -213,7 +211,7 @@ def _executor_call(turn: Turn, task_name: str) -> ToolCall:
     return ToolCall(task.config.tool, args, "executor", task_name)
 
 
-def _readback(turn: Turn, decision: AwaitReadback) -> Action:
+def _readback(turn: Turn, decision: AwaitReadback) -> Draft:
     text = turn.readback(decision.slots)
     if turn.promoted_now or any(n in turn.state.promoted for n in decision.slots):
         turn.hints.append(turn.scope_hint(decision.slots))
@@ -224,7 +222,7 @@ def _readback(turn: Turn, decision: AwaitReadback) -> Action:
     return turn.llm_action(decision, f"{prefix} {text}".strip(), phase="readback")
 
 
-def _ask(turn: Turn, decision: Ask) -> Action:
+def _ask(turn: Turn, decision: Ask) -> Draft:
     question = turn.ask_directive(decision.slots)
     turn.asks = decision.slots
     turn.ask_response(decision.slots)
@@ -241,7 +239,7 @@ def _ask(turn: Turn, decision: Ask) -> Action:
     return turn.collection_action(decision, question)
 
 
-def _all_done(turn: Turn, decision: AllDone) -> Action:
+def _all_done(turn: Turn, decision: AllDone) -> Draft:
     if turn.state.status == "in_progress":
         exits.check_completion(turn)
     message = turn.joined_messages()
@@ -250,7 +248,7 @@ def _all_done(turn: Turn, decision: AllDone) -> Action:
     return turn.collection_action(decision, message)
 
 
-_STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Action | None], ...] = (
+_STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = (
     _prefill,
     _detect_change,
     _promote_and_route,

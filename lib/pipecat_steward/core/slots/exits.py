@@ -1,6 +1,6 @@
 """Turn stages that end a turn early: declined inputs, slot errors, steer-back, the stall escape and post-executor handling; plus deferred-group promotion and completion.
 
-Each stage takes the ``Turn`` and returns an ``Action`` when it settles the turn, else None.
+Each stage takes the ``Turn`` and returns a ``Draft`` action when it settles the turn, else None.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipecat_steward.core.slots import prompt
-from pipecat_steward.core.slots.action import Action, Hint, ToolCall
+from pipecat_steward.core.slots.action import Hint, ToolCall
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import OnExhaust, ThenCall
 from pipecat_steward.core.slots.dag import (
@@ -21,7 +21,7 @@ from pipecat_steward.core.slots.dag import (
 )
 from pipecat_steward.core.slots.merge import put
 from pipecat_steward.core.slots.readback import render
-from pipecat_steward.core.slots.turn import Turn
+from pipecat_steward.core.slots.turn import Draft, Turn
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue
 
@@ -48,7 +48,7 @@ def then_call(then: str | ThenCall | None, values: Mapping[str, JsonValue]) -> t
     return (ToolCall(then.tool, args, "then"),)
 
 
-def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = None) -> Action:
+def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = None) -> Draft:
     state = turn.state
     values: dict[str, JsonValue] = {**state.variables, **(extra or {})}
     message = render(exhaust.say, values)
@@ -60,9 +60,11 @@ def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = 
     return turn.preempt_action(None, message, calls=calls, force=True)
 
 
-def declined_inputs(turn: Turn, _: object) -> Action | None:
+def declined_inputs(turn: Turn, _: object) -> Draft | None:
     """A declined required input of a pending task triggers its ``on_input_declined``."""
     flow, state = turn.flow, turn.state
+    if not any(r.status == "declined" for r in state.slots.values()):
+        return None
     for task in flow.tasks:
         if task.name in state.succeeded or not task_active(task, state):
             continue
@@ -83,7 +85,7 @@ def declined_inputs(turn: Turn, _: object) -> Action | None:
     return None
 
 
-def slot_errors(turn: Turn, _: object) -> Action | None:
+def slot_errors(turn: Turn, _: object) -> Draft | None:
     """Process every setter error of the turn; join their messages (§5b.3)."""
     state = turn.state
     if not state.slot_errors:
@@ -108,7 +110,7 @@ def slot_errors(turn: Turn, _: object) -> Action | None:
     return turn.preempt_action(None, " ".join(dict.fromkeys(messages)))
 
 
-def steer_back(turn: Turn, _: object) -> Action | None:
+def steer_back(turn: Turn, _: object) -> Draft | None:
     """The 3-tier stall recovery (§7.6): soft directive, hard preempt with yield, escalate."""
     state = turn.state
     cfg = turn.flow.config.steer_back
@@ -147,7 +149,7 @@ def _current_question(turn: Turn) -> str:
     return turn.ask_directive(names) if names and not getattr(decision, "tasks", ()) else ""
 
 
-def stall_escape(turn: Turn, _: object) -> Action | None:
+def stall_escape(turn: Turn, _: object) -> Draft | None:
     """Seed 003: after N caller turns with no slot newly settled, hand over with what we have."""
     state = turn.state
     limit = turn.flow.config.stall_escape_after
@@ -163,10 +165,14 @@ def stall_escape(turn: Turn, _: object) -> Action | None:
     return _escalate(turn, OnExhaust(say=say), {"summary": prompt.summary(turn.flow, state)})
 
 
-def post_executor(turn: Turn, _: object) -> Action | None:
+def post_executor(turn: Turn, _: object) -> Draft | None:
     """Apply task results (§3.2): success → then_say, terminal → complete; failure → retry or exhaust."""
     state = turn.state
-    done, state.just_completed = state.just_completed, []
+    done = state.just_completed
+    if not done:  # no task results since the last invocation
+        turn.task_message = ""
+        return turn.preempt_action(None, "", force=True) if state.status == "complete" else None
+    state.just_completed = []
     messages: list[str] = []
     for name in done:
         action = _one_result(turn, name, messages)
@@ -179,7 +185,7 @@ def post_executor(turn: Turn, _: object) -> Action | None:
     return turn.preempt_action(None, turn.task_message) if failed else None
 
 
-def _one_result(turn: Turn, name: str, messages: list[str]) -> Action | None:
+def _one_result(turn: Turn, name: str, messages: list[str]) -> Draft | None:
     state, cfg = turn.state, turn.flow.task[name].config
     ok = name in state.succeeded
     turn.log("task", name=name, ok=ok)
@@ -256,8 +262,9 @@ def check_completion(turn: Turn) -> bool:
     flow, state = turn.flow, turn.state
     if flow.has_terminal or state.status != "in_progress":
         return False
-    if any(t.name not in state.succeeded and task_active(t, state) for t in flow.tasks):
-        return False
+    for task in flow.tasks:
+        if task.name not in state.succeeded and task_active(task, state):
+            return False
     if not is_complete(flow, state):
         return False
     state.status = "complete"

@@ -18,11 +18,60 @@ from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState, SlotRecord
 
-__all__ = ["Turn"]
+__all__ = ["Draft", "Turn"]
+
+
+class Draft:
+    """What a stage decided, before ``Turn.finish`` completes it into the final ``Action``.
+
+    A plain mutable record rather than an ``Action``: building the frozen sixteen-field
+    ``Action`` twice per invocation cost more than any stage.
+    """
+
+    __slots__ = ("calls", "decision", "directive", "force_preempt", "message", "phase", "preempt")
+
+    def __init__(
+        self,
+        phase: Phase,
+        decision: Decision | None = None,
+        directive: str = "",
+        *,
+        preempt: bool = False,
+        force_preempt: bool = False,
+        message: str = "",
+        calls: tuple[ToolCall, ...] = (),
+    ) -> None:
+        self.phase: Phase = phase
+        self.decision = decision
+        self.directive = directive
+        self.preempt = preempt
+        self.force_preempt = force_preempt
+        self.message = message
+        self.calls = calls
 
 
 class Turn:
     """One invocation in progress. Stages read and change ``state`` and the collectors."""
+
+    __slots__ = (
+        "announce_force",
+        "announce_messages",
+        "asks",
+        "events",
+        "first_turn",
+        "flow",
+        "fresh_deferred",
+        "hints",
+        "inline_confirmed",
+        "promoted_now",
+        "readback_transition",
+        "response",
+        "rng",
+        "state",
+        "task_message",
+        "user_text",
+        "yielded",
+    )
 
     def __init__(
         self,
@@ -121,12 +170,12 @@ class Turn:
 
     def collection_action(
         self, decision: Decision | None, directive: str, phase: Phase = "collection"
-    ) -> Action:
-        return self.llm_action(decision, directive, phase)
+    ) -> Draft:
+        return Draft(phase, decision, directive)
 
-    def llm_action(self, decision: Decision | None, directive: str, phase: Phase) -> Action:
+    def llm_action(self, decision: Decision | None, directive: str, phase: Phase) -> Draft:
         """The LLM runs, guided by ``directive``."""
-        return Action(phase=phase, status=self.state.status, decision=decision, directive=directive)
+        return Draft(phase, decision, directive)
 
     def preempt_action(
         self,
@@ -136,20 +185,19 @@ class Turn:
         calls: tuple[ToolCall, ...] = (),
         force: bool = False,
         phase: Phase = "collection",
-    ) -> Action:
+    ) -> Draft:
         """Skip the LLM and speak ``message`` verbatim (after running ``calls``)."""
-        return Action(
-            phase=phase,
-            status=self.state.status,
-            decision=decision,
-            directive=message,
+        return Draft(
+            phase,
+            decision,
+            message,
             preempt=True,
             force_preempt=force,
             message=message,
             calls=calls,
         )
 
-    def finish(self, action: Action) -> Action:
+    def finish(self, action: Draft) -> Action:
         """Complete ``action``: visibility, hints, suffix, payload routing and bookkeeping."""
         state = self.state
         fresh = action.phase == "readback" and not state.had_pending
@@ -178,7 +226,7 @@ class Turn:
             events=tuple(self.events),
         )
 
-    def _hints(self, action: Action, preempt: bool) -> list[Hint]:
+    def _hints(self, action: Draft, preempt: bool) -> list[Hint]:
         hints = list(self.hints)
         if action.phase == "terminal" or preempt:
             return hints
@@ -226,7 +274,7 @@ class Turn:
         self.state.pending_payloads.extend(self.response)
         return ()
 
-    def _close(self, action: Action, visible: frozenset[str], preempt: bool) -> None:
+    def _close(self, action: Draft, visible: frozenset[str], preempt: bool) -> None:
         state = self.state
         # One pass over the records for the bookkeeping and the debug entry.
         filled: list[str] = []
