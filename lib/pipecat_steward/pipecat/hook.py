@@ -13,6 +13,7 @@ suffix but never a preempt, and never change the session.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -46,11 +47,13 @@ class StewardHook:
         self.base_prompt = base_prompt
         self._seen_user = -1
         self.preempted: list[str] = []
+        self._inflight: set[asyncio.Future[bool]] = set()
 
     async def on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
     ) -> None:
         """Handle one inference request; ``run`` performs the real inference."""
+        await self._settle_inflight()
         context = frame.context
         speculative = bool(getattr(frame, "speculation", False))
         user_text = self._new_user_text(context.get_messages(), speculative)
@@ -67,9 +70,21 @@ class StewardHook:
                     await self._deliver_payloads(action)
                 return
             await self._deliver_payloads(action)
-            if not await self._carry_out(context, action, spoken):
+            # Shielded: a barge-in cancels this frame's processing, but a backend call that
+            # started still finishes, lands in the state and is recorded as a whole pair.
+            carried = asyncio.ensure_future(self._carry_out(context, action, spoken))
+            self._inflight.add(carried)
+            carried.add_done_callback(self._inflight.discard)
+            if not await asyncio.shield(carried):
                 break
         await self._speak(spoken)
+
+    async def _settle_inflight(self) -> None:
+        """Let calls started before a barge-in finish, so the engine sees their results and
+        never fires the same executor twice.
+        """
+        if self._inflight:
+            await asyncio.gather(*self._inflight, return_exceptions=True)
 
     async def _carry_out(self, context: LLMContext, action: Action, spoken: list[str]) -> bool:
         """Run the action's calls and collect its message; True when the engine must run again."""
