@@ -80,8 +80,9 @@ class StewardHook:
         await self._speak(spoken)
 
     async def _settle_inflight(self) -> None:
-        """Let calls started before a barge-in finish, so the engine sees their results and
-        never fires the same executor twice.
+        """Let calls started before a barge-in finish.
+
+        The engine then sees their results and never fires the same executor twice.
         """
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
