@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipecat.frames.frames import Frame, LLMContextFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
@@ -32,22 +33,53 @@ from pipecat_steward.pipecat.tools import StewardTools
 __all__ = ["StewardHook", "StewardLLMMixin", "attach"]
 
 ProcessFrame = Callable[[Frame, FrameDirection], Awaitable[None]]
+ApplySystem = Callable[[str], Awaitable[None]]
 _MAX_CASCADE = 20
+
+
+@dataclass
+class _Shared:
+    """Bookkeeping the hooks of one session share (the fallback pair uses two hooks)."""
+
+    seen_user: int = -1
+    preempted: list[str] = field(default_factory=lambda: [])
+    inflight: set[asyncio.Future[bool]] = field(default_factory=lambda: set())
 
 
 class StewardHook:
     """Runs the engine before each inference of one LLM service."""
 
     def __init__(
-        self, session: StewardSession, tools: StewardTools, llm: LLMService, base_prompt: str
+        self,
+        session: StewardSession,
+        tools: StewardTools,
+        llm: FrameProcessor,
+        base_prompt: str,
+        *,
+        apply_system: ApplySystem | None = None,
     ) -> None:
         self.session = session
         self.tools = tools
         self.llm = llm
         self.base_prompt = base_prompt
-        self._seen_user = -1
-        self.preempted: list[str] = []
-        self._inflight: set[asyncio.Future[bool]] = set()
+        self.apply_system = apply_system or self._update_llm_settings
+        self._shared = _Shared()
+
+    @property
+    def preempted(self) -> list[str]:
+        """Texts spoken by preemption that the relay has not reported yet."""
+        return self._shared.preempted
+
+    def with_emitter(self, emitter: FrameProcessor, apply_system: ApplySystem) -> StewardHook:
+        """A twin hook emitting from another processor (the two-processor fallback).
+
+        The twin shares this hook's session, tools and seen-turn bookkeeping.
+        """
+        twin = StewardHook(
+            self.session, self.tools, emitter, self.base_prompt, apply_system=apply_system
+        )
+        twin._shared = self._shared  # pyright: ignore[reportPrivateUsage]
+        return twin
 
     async def on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
@@ -73,8 +105,8 @@ class StewardHook:
             # Shielded: a barge-in cancels this frame's processing, but a backend call that
             # started still finishes, lands in the state and is recorded as a whole pair.
             carried = asyncio.ensure_future(self._carry_out(context, action, spoken))
-            self._inflight.add(carried)
-            carried.add_done_callback(self._inflight.discard)
+            self._shared.inflight.add(carried)
+            carried.add_done_callback(self._shared.inflight.discard)
             if not await asyncio.shield(carried):
                 break
         await self._speak(spoken)
@@ -84,8 +116,8 @@ class StewardHook:
 
         The engine then sees their results and never fires the same executor twice.
         """
-        if self._inflight:
-            await asyncio.gather(*self._inflight, return_exceptions=True)
+        if self._shared.inflight:
+            await asyncio.gather(*self._shared.inflight, return_exceptions=True)
 
     async def _carry_out(self, context: LLMContext, action: Action, spoken: list[str]) -> bool:
         """Run the action's calls and collect its message; True when the engine must run again."""
@@ -118,15 +150,20 @@ class StewardHook:
         system = (
             f"{self.base_prompt}\n\n{action.suffix}".strip() if action.suffix else self.base_prompt
         )
-        await self.llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
+        await self.apply_system(system)
+
+    async def _update_llm_settings(self, system: str) -> None:
+        # The same call LLMUpdateSettingsFrame makes, applied before this request is built.
+        if isinstance(self.llm, LLMService):
+            await self.llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
 
     def _new_user_text(self, messages: Sequence[Any], speculative: bool) -> str:
         for index in range(len(messages) - 1, -1, -1):
             if _role(messages[index]) == "user":
-                if index <= self._seen_user:
+                if index <= self._shared.seen_user:
                     return ""
                 if not speculative:
-                    self._seen_user = index
+                    self._shared.seen_user = index
                 return _text(messages[index])
         return ""
 
