@@ -1,0 +1,141 @@
+"""Run an agent's scenario through a REAL speech-to-speech pipeline on the OpenAI Realtime fake.
+
+Pipecat's ``OpenAIRealtimeLLMService`` talks to ``RealtimeServer`` over a local websocket; the
+steward is a ``StewardS2S``. Each caller turn enters as the fake's input-audio transcription,
+as the provider would report the caller's speech. The fake model makes the tool calls the
+scenario lists for the turn and says the turn's text; when the turn gives no text it says the
+latest steer it received (from the last note, or from the last tool result's ``next``), as an
+obedient model would. The session is configured so the provider does not answer by itself
+(``SemanticTurnDetection(create_response=False)``): the steward asks for each reply after its
+directive went in. Traces have the shape of ``simulate.run_scenario``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.agent.conversation import TurnRecord
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
+from pipecat_steward.testing.pipeline import TextPipeline
+from pipecat_steward.testing.script import Call, Say, Step
+from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
+from pipecat_steward.testing.simulate import (
+    Scenario,
+    ScenarioInference,
+    _backend,  # pyright: ignore[reportPrivateUsage]
+    trace_turn,
+)
+
+__all__ = ["ObedientRealtimeModel", "realtime_service", "run_scenario_s2s"]
+
+_SPARE_STEPS = 12
+
+
+class ObedientRealtimeModel:
+    """A scripted step source for ``RealtimeServer``: the turn's script, then the latest steer.
+
+    Attributes:
+        fake: The server whose received client events hold the notes and tool results.
+        queue: The steps left in the current caller turn.
+
+    """
+
+    def __init__(self, fake: RealtimeServer) -> None:
+        self.fake = fake
+        self.queue: list[Step] = []
+
+    def __call__(self, _event: Any) -> Step:
+        if self.queue:
+            return self.queue.pop(0)
+        steer = latest_steer(self.fake)
+        text = " ".join(t for t in (steer.say, steer.directive) if t)
+        return Say(text) if text else ()
+
+    def refill(self, steps: list[Step]) -> None:
+        """Start a caller turn: its steps, and enough dynamic steps for the fake's script."""
+        self.queue = steps
+        self.fake.script = [self for _ in range(_SPARE_STEPS)]
+
+
+def latest_steer(fake: RealtimeServer) -> Steer:
+    """The last steer the client sent: a steward note, or a tool result's ``next``."""
+    for event in reversed(fake.of_type("conversation.item.create")):
+        item = event["item"]
+        if item.get("type") == "function_call_output":
+            return parse_steer(str(json.loads(item["output"]).get("next", "")))
+        texts = [c.get("text", "") for c in item.get("content", []) if isinstance(c, dict)]
+        notes = [t for t in texts if t.startswith(NOTE_PREFIX)]
+        if notes:
+            return parse_steer(notes[-1])
+    return Steer()
+
+
+def realtime_service(fake: RealtimeServer, prompt: str, **kwargs: Any) -> Any:
+    """An ``OpenAIRealtimeLLMService`` on ``fake`` that leaves each reply to the steward."""
+    from pipecat.services.openai.realtime import events
+    from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
+
+    detection = events.SemanticTurnDetection(create_response=False)
+    audio = events.AudioConfiguration(input=events.AudioInput(turn_detection=detection))
+    props = events.SessionProperties(audio=audio)
+    settings = OpenAIRealtimeLLMService.Settings(
+        system_instruction=prompt, session_properties=props
+    )
+    return OpenAIRealtimeLLMService(api_key="test", base_url=fake.url, settings=settings, **kwargs)
+
+
+def _step(inference: ScenarioInference) -> Step:
+    items: list[Say | Call] = [Say(inference.say)] if inference.say else []
+    return [*items, *(Call(c.name, c.args) for c in inference.calls)]
+
+
+async def run_scenario_s2s(
+    agent: Agent | str | Path,
+    scenario: Scenario,
+    *,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn."""
+    loaded = _backend(agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend)
+    steward = StewardS2S(
+        loaded,
+        rng=random.Random(scenario.seed),
+        event_data=scenario.event_data,
+        channel=scenario.channel,
+    )
+    traces: list[dict[str, Any]] = []
+    async with RealtimeServer() as fake:
+        model = ObedientRealtimeModel(fake)
+        llm = realtime_service(fake, loaded.prompt)
+        steward.attach_s2s(llm)
+        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+            await fake.wait_for(lambda e: e.get("type") == "session.update")
+            for number, turn in enumerate(scenario.turns, 1):
+                model.refill([_step(i) for i in turn.llm])
+                await fake.user_says(turn.user)
+                await _settle(pipe, steward, fake)
+                traces.append(trace_turn(number, steward, _record(steward, turn.user)))
+                if on_turn:
+                    on_turn(traces[-1])
+    return traces
+
+
+async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer) -> None:
+    """Wait until the pipeline, the steward's events and the fake are all quiet."""
+    seen = -1
+    while seen != len(fake.received):
+        seen = len(fake.received)
+        await pipe.settle()
+        await steward.relay.bus.drain()
+        await asyncio.sleep(0.05)
+
+
+def _record(steward: StewardS2S, user: str) -> TurnRecord:
+    turns = steward.session.turns
+    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
