@@ -20,6 +20,7 @@ __all__ = [
     "Decision",
     "Fire",
     "decide",
+    "has_status",
     "is_active",
     "is_complete",
     "is_usable",
@@ -73,6 +74,14 @@ def task_active(task: CompiledTask, state: SessionState) -> bool:
     return task.condition is None or task.condition.truthy(state.variables)
 
 
+def has_status(state: SessionState, status: str) -> bool:
+    """True when any slot record has ``status`` (a loop: cheaper than ``any`` over a generator)."""
+    for record in state.slots.values():  # noqa: SIM110 - any() over a generator is slower
+        if record.status == status:
+            return True
+    return False
+
+
 def is_usable(record: SlotRecord, turn: int) -> bool:
     """A value a task may consume: filled, or inferred, said aloud and not objected to.
 
@@ -86,12 +95,13 @@ def is_usable(record: SlotRecord, turn: int) -> bool:
 
 def decide(flow: CompiledFlow, state: SessionState) -> Decision:
     """Return the next action for ``state``. Pure: the state is not changed."""
-    ready = tuple(t.name for t in flow.tasks if _ready(flow, t, state))
+    # List comprehensions (inlined since Python 3.12) rather than generators: decide is hot.
+    ready = [t.name for t in flow.tasks if _ready(flow, t, state)]
     if ready:
-        return Fire(ready)
-    pending = tuple(n for n, r in state.slots.items() if r.status == "pending")
+        return Fire(tuple(ready))
+    pending = [n for n, r in state.slots.items() if r.status == "pending"]
     if pending:
-        return AwaitReadback(pending)
+        return AwaitReadback(tuple(pending))
     return _next_slot_action(flow, state)
 
 
@@ -112,11 +122,12 @@ def _ready(flow: CompiledFlow, task: CompiledTask, state: SessionState) -> bool:
             continue
         if slot.condition is None or slot.condition.truthy(variables):
             return False
-    return all(
-        is_usable(slots.get(r.config.name, EMPTY), turn)
-        for r in flow.task_requires[task.name]
-        if r.condition is None or r.condition.truthy(variables)
-    )
+    for slot in flow.task_requires[task.name]:
+        if (slot.condition is None or slot.condition.truthy(variables)) and not is_usable(
+            slots.get(slot.config.name, EMPTY), turn
+        ):
+            return False
+    return True
 
 
 def _askable(slot: CompiledSlot, state: SessionState) -> bool:

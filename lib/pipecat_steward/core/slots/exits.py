@@ -15,6 +15,7 @@ from pipecat_steward.core.slots.config import OnExhaust, ThenCall
 from pipecat_steward.core.slots.dag import (
     AwaitReadback,
     decide,
+    has_status,
     is_active,
     is_complete,
     task_active,
@@ -63,7 +64,7 @@ def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = 
 def declined_inputs(turn: Turn, _: object) -> Draft | None:
     """A declined required input of a pending task triggers its ``on_input_declined``."""
     flow, state = turn.flow, turn.state
-    if not any(r.status == "declined" for r in state.slots.values()):
+    if not has_status(state, "declined"):
         return None
     for task in flow.tasks:
         if task.name in state.succeeded or not task_active(task, state):
@@ -138,7 +139,7 @@ def steer_back(turn: Turn, _: object) -> Draft | None:
 
 
 def _phase(state: SessionState) -> Any:
-    return "readback" if any(r.status == "pending" for r in state.slots.values()) else "collection"
+    return "readback" if has_status(state, "pending") else "collection"
 
 
 def _current_question(turn: Turn) -> str:
@@ -155,7 +156,9 @@ def stall_escape(turn: Turn, _: object) -> Draft | None:
     limit = turn.flow.config.stall_escape_after
     if limit is None or not turn.user_text:
         return None
-    settled = sum(1 for r in state.slots.values() if r.status in ("filled", "inferred", "declined"))
+    settled = len(
+        [r for r in state.slots.values() if r.status in ("filled", "inferred", "declined")]
+    )
     state.stall_turns = 0 if settled > state.settled_count else state.stall_turns + (state.turn > 1)
     state.settled_count = settled
     if state.stall_turns < limit:
@@ -178,7 +181,7 @@ def post_executor(turn: Turn, _: object) -> Draft | None:
         action = _one_result(turn, name, messages)
         if action is not None:
             return action
-    turn.task_message = " ".join(m for m in messages if m)
+    turn.task_message = " ".join([m for m in messages if m])
     if state.status == "complete":
         return turn.preempt_action(None, turn.task_message, force=True)
     failed = any(n not in state.succeeded for n in done)

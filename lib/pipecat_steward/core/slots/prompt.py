@@ -42,10 +42,12 @@ _READBACK = (
     "- If they change a value, call that value's setter with the new value."
 )
 
+_READBACK_BLOCK = f"<readback_protocol>\n{_READBACK}\n</readback_protocol>"
+
 
 def ask_text(flow: CompiledFlow, state: SessionState, names: Sequence[str]) -> str:
     """The question(s) for ``names``, with ``{slot}`` placeholders resolved."""
-    return " ".join(_ask_one(flow.slot[n], state.variables) for n in names)
+    return " ".join([_ask_one(flow.slot[n], state.variables) for n in names])
 
 
 def _ask_one(slot: CompiledSlot, values: Mapping[str, JsonValue]) -> str:
@@ -126,12 +128,8 @@ def build_suffix(
     """Assemble the instruction suffix for one phase."""
     if phase == "terminal":
         return ""
-    block = (
-        f"<readback_protocol>\n{_READBACK}\n</readback_protocol>"
-        if phase == "readback"
-        else protocol_block(flow, visible)
-    )
-    parts = [SENTINEL, block, *(h.render() for h in hints)]
+    block = _READBACK_BLOCK if phase == "readback" else protocol_block(flow, visible)
+    parts = [SENTINEL, block, *[h.render() for h in hints]]
     if directive:
         parts.append(f"<system_directive>\n{directive}\n</system_directive>")
     return "\n".join(parts)
@@ -147,7 +145,7 @@ def resolve_response(
     chosen = parts if parts is not None else response
     if not chosen:
         return ()
-    return tuple(_part(render_parts(p, state.variables)) for p in chosen)
+    return tuple([_part(render_parts(p, state.variables)) for p in chosen])
 
 
 def _part(value: JsonValue) -> ResponsePart:

@@ -12,7 +12,7 @@ from pipecat_steward.core.slots import prompt
 from pipecat_steward.core.slots.action import Action, Chooser, DebugEntry, Hint, Phase, ToolCall
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import ResponsePart
-from pipecat_steward.core.slots.dag import Announce, Decision, decide
+from pipecat_steward.core.slots.dag import Announce, Decision, decide, has_status
 from pipecat_steward.core.slots.merge import put
 from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.slots.visibility import visible_tools
@@ -130,7 +130,7 @@ class Turn:
         return prompt.readback_scope(self.flow, self.state, names)
 
     def joined_messages(self) -> str:
-        return " ".join(m for m in [*self.announce_messages, self.task_message] if m).strip()
+        return " ".join([m for m in [*self.announce_messages, self.task_message] if m]).strip()
 
     def transition_prefix(self) -> str:
         prefixes = list(self.flow.config.confirm_transition_prefix)
@@ -230,9 +230,7 @@ class Turn:
         hints = list(self.hints)
         if action.phase == "terminal" or preempt:
             return hints
-        if self.fresh_deferred and not any(
-            r.status == "pending" for r in self.state.slots.values()
-        ):
+        if self.fresh_deferred and not has_status(self.state, "pending"):
             hints.append(prompt.deferred_hint(self.fresh_deferred, action.directive))
         self._gate_context(hints)
         self._inferred(hints)
