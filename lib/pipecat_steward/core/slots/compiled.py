@@ -22,7 +22,10 @@ from pipecat_steward.core.slots.validate import (
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.exceptions import ConfigError
 
-__all__ = ["CompiledFlow", "CompiledSlot", "CompiledTask", "compile_flow"]
+__all__ = ["CompiledFlow", "CompiledSlot", "CompiledTask", "UserRow", "compile_flow"]
+
+UserRow = tuple[str, str, Expression | None, tuple[str, ...]]
+"""A user slot as the visibility pass reads it: name, setter (or ""), condition, requires."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,9 @@ class CompiledFlow:
 
     Derived in ``__post_init__`` (not constructor arguments, not compared) so the engine's hot
     paths do not rebuild them on every invocation: ``ask_order`` (required and announce slots
-    first, then optional ones), ``user_compiled`` (the user slots in declaration order),
+    first, then optional ones), ``user_compiled`` (the user slots in declaration order) and
+    ``user_rows`` (per user slot: name, setter or "", condition, requires), ``grouped_tasks``
+    (tasks with ``readback_inputs``),
     ``task_inputs`` / ``task_requires`` (task name → compiled slots), ``has_terminal`` and
     ``protocol_blocks``, a cache of the collection block per visible-tool set (the block is
     a function of the flow and that frozen set only).
@@ -102,6 +107,8 @@ class CompiledFlow:
     all_tools: frozenset[str] = field(init=False, repr=False, compare=False)
     ask_order: tuple[CompiledSlot, ...] = field(init=False, repr=False, compare=False)
     user_compiled: tuple[CompiledSlot, ...] = field(init=False, repr=False, compare=False)
+    user_rows: tuple[UserRow, ...] = field(init=False, repr=False, compare=False)
+    grouped_tasks: tuple[CompiledTask, ...] = field(init=False, repr=False, compare=False)
     task_inputs: Mapping[str, tuple[CompiledSlot, ...]] = field(
         init=False, repr=False, compare=False
     )
@@ -119,6 +126,11 @@ class CompiledFlow:
                 *(s for s in self.slots if not (s.config.required or s.is_announce)),
             ),
             "user_compiled": tuple(self.slot[n] for n in self.user_slots),
+            "user_rows": tuple(
+                (s.name, s.config.setter or "", s.condition, tuple(s.config.requires))
+                for s in (self.slot[n] for n in self.user_slots)
+            ),
+            "grouped_tasks": tuple(t for t in self.tasks if t.config.readback_inputs),
             "task_inputs": MappingProxyType(
                 {t.name: tuple(self.slot[n] for n in t.config.inputs) for t in self.tasks}
             ),

@@ -117,9 +117,11 @@ def _detect_change(turn: Turn, _: object) -> None:
 
 def _promote_and_route(turn: Turn, _: object) -> None:
     flow, state = turn.flow, turn.state
-    for name, record in list(state.slots.items()):
-        if record.status != "pending" or name in state.promoted:
-            continue
+    promoted = state.promoted
+    pending = [
+        (n, r) for n, r in state.slots.items() if r.status == "pending" and n not in promoted
+    ]
+    for name, record in pending:
         if not flow.slot[name].config.requires_readback:
             put(
                 state,

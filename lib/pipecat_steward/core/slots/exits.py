@@ -219,8 +219,8 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Draft | None:
 def promote_complete_groups(flow: CompiledFlow, state: SessionState) -> list[str]:
     """Promote a grouped task's deferred inputs to pending once all are accounted for (§7a.3)."""
     promoted: list[str] = []
-    for task in flow.tasks:
-        if not task.config.readback_inputs or task.name in state.succeeded:
+    for task in flow.grouped_tasks:
+        if task.name in state.succeeded:
             continue
         inputs = [flow.slot[n] for n in task.config.inputs]
         group = [s.name for s in inputs if s.is_user and is_active(s, state)]

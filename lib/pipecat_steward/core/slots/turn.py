@@ -207,23 +207,24 @@ class Turn:
         response = self._route_payloads(preempt)
         suffix = prompt.build_suffix(self.flow, action.phase, action.directive, hints, visible)
         self._close(action, visible, preempt)
+        # Positional, in field order: a frozen dataclass builds ~1 us faster without keywords.
         return Action(
-            phase=action.phase,
-            status=state.status,
-            decision=action.decision,
-            visible_tools=visible,
-            hidden_tools=self.flow.tool_names - visible,
-            directive=action.directive,
-            hints=tuple(hints),
-            suffix=suffix,
-            preempt=preempt,
-            force_preempt=action.force_preempt,
-            message=action.message if preempt else "",
-            response=response,
-            calls=action.calls,
-            asks=self.asks,
-            inline_confirmed=self.inline_confirmed,
-            events=tuple(self.events),
+            action.phase,  # phase
+            state.status,  # status
+            action.decision,  # decision
+            visible,  # visible_tools
+            self.flow.tool_names - visible,  # hidden_tools
+            action.directive,  # directive
+            tuple(hints),  # hints
+            suffix,  # suffix
+            preempt,  # preempt
+            action.force_preempt,  # force_preempt
+            action.message if preempt else "",  # message
+            response,  # response
+            action.calls,  # calls
+            self.asks,  # asks
+            self.inline_confirmed,  # inline_confirmed
+            tuple(self.events),  # events
         )
 
     def _hints(self, action: Draft, preempt: bool) -> list[Hint]:
@@ -292,14 +293,14 @@ class Turn:
         filled.sort()
         pending.sort()
         deferred.sort()
-        self.log(
-            "invoke",
-            phase=action.phase,
-            filled=filled,
-            pending=pending,
-            deferred=deferred,
-            visible=sorted(visible),
-            asking=list(self.asks),
-            fired=[c.name for c in action.calls],
-            preempted=preempt,
-        )
+        data: dict[str, object] = {
+            "phase": action.phase,
+            "filled": filled,
+            "pending": pending,
+            "deferred": deferred,
+            "visible": sorted(visible),
+            "asking": list(self.asks),
+            "fired": [c.name for c in action.calls],
+            "preempted": preempt,
+        }
+        self.events.append(DebugEntry("invoke", state.invocation, data))

@@ -31,25 +31,23 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
     visible: set[str] = set()
     pending = correctable = open_ = False
     slots, variables = state.slots, state.variables
-    for slot in flow.user_compiled:
-        cfg = slot.config
-        status = slots.get(cfg.name, EMPTY).status
+    for name, setter, condition, requires in flow.user_rows:
+        status = slots.get(name, EMPTY).status
         if status == "pending":
             pending = True
             if not fresh_pending:
-                visible.add(cfg.setter or "")
+                visible.add(setter)
             continue
-        correctable = correctable or status in _CORRECTABLE
+        if not correctable and status in _CORRECTABLE:
+            correctable = True
         # The slot needs a value: open, active, and its prerequisites settled.
         if (
             (status == "empty" or status == "inferred")
-            and (slot.condition is None or slot.condition.truthy(variables))
-            and (
-                not cfg.requires or all(slots.get(r, EMPTY).status in SETTLED for r in cfg.requires)
-            )
+            and (condition is None or condition.truthy(variables))
+            and (not requires or all(slots.get(r, EMPTY).status in SETTLED for r in requires))
         ):
             open_ = True
-            visible.add(cfg.setter or "")
+            visible.add(setter)
     if pending and not fresh_pending:
         visible |= {"confirm_pending", "reject_pending"}
     if correctable:
