@@ -76,6 +76,7 @@ class TurnRecord:
     bot: list[BotUtterance] = field(default_factory=lambda: [])
     events: list[DebugEntry] = field(default_factory=lambda: [])
     payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
+    gates: list[dict[str, Any]] = field(default_factory=lambda: [])
 
     @property
     def said(self) -> str:

@@ -8,15 +8,18 @@ the model calls a steward tool. It records a trace of turns (``TurnRecord`` as t
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import random
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pipecat_steward.agent.conversation import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
+from pipecat_steward.agent.supervision import Supervisor
+from pipecat_steward.core.procedures import Allow, AwaitJudge, Verdict, Veto, resolve_timeout
 from pipecat_steward.core.slots import (
     Action,
     Chooser,
@@ -26,8 +29,12 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.core.variables import coerce
 
-__all__ = ["StewardSession"]
+__all__ = ["Judge", "StewardSession"]
+
+Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
+"""Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
 
 
 class StewardSession:
@@ -48,6 +55,8 @@ class StewardSession:
         rng: Chooser | None = None,
         event_data: Mapping[str, Any] | None = None,
         channel: str | None = None,
+        judge: Judge | None = None,
+        gate_timeout_s: float | None = None,
     ) -> None:
         self.agent = agent
         self.state = state or SessionState()
@@ -56,6 +65,13 @@ class StewardSession:
         self.channel = channel
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None
+        self.judge = judge
+        self.gate_timeout_s = gate_timeout_s
+        self.supervisor = (
+            Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
+        )
+        if self.supervisor is not None:
+            self._set_variables(self.supervisor.start(self.state.variables))
 
     @property
     def turn(self) -> TurnRecord:
@@ -84,6 +100,7 @@ class StewardSession:
         )
         if not speculative:
             self.state = result.state
+            self._sync()
             self.last_action = action
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
@@ -102,6 +119,7 @@ class StewardSession:
             done = Call(call.name, dict(call.args), "ok" if routed.ok else "error", result)
         else:
             done = Call(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
+        self._sync()
         self.turn.fired.append(done)
         return done
 
@@ -134,9 +152,97 @@ class StewardSession:
                 check_visible=False,
             )
             self.state = routed.state
+            self._sync()
             call = Call(name, dict(args), "ok" if routed.ok else "error", routed.reply)
         self.turn.llm_calls.append(call)
         return call
+
+    async def agent_tool_call(
+        self, name: str, args: Mapping[str, Any], call_id: str | None = None
+    ) -> Call:
+        """Run one of the agent's own tools the model called, through the procedure gate."""
+        decision = await self._gate(name)
+        if isinstance(decision, Veto):
+            call = Call(name, dict(args), "refused", decision.result())
+        else:
+            result = await self._invoke(name, args)
+            note = self._tool_result(name, result, call_id)
+            reply = {**result, **({"steward_note": note} if note else {})}
+            call = Call(name, dict(args), "error" if result.get("error") else "ok", reply)
+        self.turn.llm_calls.append(call)
+        return call
+
+    async def _gate(self, tool: str) -> Allow | Veto:
+        """Decide a gated tool; wait (bounded) for a judge when only judge steps remain."""
+        if self.supervisor is None:
+            return Allow(tool)
+        decision = self.supervisor.gate(self.state.variables, tool)
+        if isinstance(decision, AwaitJudge):
+            decision = await self._await_judge(decision)
+        if tool in self.agent.tool_logic:
+            self._record_gate(decision)
+        if isinstance(decision, Veto):
+            self.supervisor.block(decision)
+        return decision
+
+    async def _await_judge(self, pending: AwaitJudge) -> Allow | Veto:
+        timeout = pending.timeout_s if self.gate_timeout_s is None else self.gate_timeout_s
+        verdict = None
+        if self.judge is not None:
+            try:
+                verdict = await asyncio.wait_for(self.judge(pending), timeout)
+            except Exception:
+                verdict = None
+        if verdict is not None and self.supervisor is not None:
+            self._set_variables(self.supervisor.verdict(self.state.variables, verdict))
+            again = self.supervisor.gate(self.state.variables, pending.tool)
+            if not isinstance(again, AwaitJudge):
+                return again
+        return resolve_timeout(pending)
+
+    def _record_gate(self, decision: Allow | Veto) -> None:
+        entry: dict[str, Any] = {"tool": decision.tool, "decision": type(decision).__name__.lower()}
+        if isinstance(decision, Veto):
+            entry.update(reason=decision.reason, open=[s.id for s in decision.open_steps])
+        elif decision.log:
+            entry["log"] = decision.log
+        self.turn.gates.append(entry)
+
+    def _tool_result(self, name: str, result: Mapping[str, Any], call_id: str | None) -> str | None:
+        if self.supervisor is None:
+            return None
+        variables, note = self.supervisor.tool_result(
+            self.state.variables, name, dict(result), call_id
+        )
+        self._set_variables(variables)
+        return note
+
+    def host_write(self, values: Mapping[str, Any]) -> None:
+        """Write host-owned values (linked variables, e.g. a verified caller) to the blackboard."""
+        specs = {v.name: v for v in self.agent.variables}
+        written = {k: coerce(specs[k], v) if k in specs else v for k, v in values.items()}
+        self._set_variables({**self.state.variables, **written})
+        self._sync()
+
+    def take_status(self) -> list[dict[str, Any]]:
+        """Queued ``procedure_status`` messages for the client (each delivered once)."""
+        if self.supervisor is None:
+            return []
+        out, self.supervisor.outbox = self.supervisor.outbox, []
+        return out
+
+    def checklist(self) -> dict[str, Any] | None:
+        """The current ``procedure_status`` payload (None without procedures)."""
+        return dict(self.supervisor.status(self.state.variables)) if self.supervisor else None
+
+    def _sync(self) -> None:
+        if self.supervisor is not None:
+            self._set_variables(self.supervisor.sync(self.state.variables))
+
+    def _set_variables(self, variables: Mapping[str, Any]) -> None:
+        state = self.state.copy()
+        state.variables = dict(variables)
+        self.state = state
 
     def take_payloads(self, action: Action) -> list[dict[str, Any]]:
         """Rich response parts to deliver now (seed 000 §8a).

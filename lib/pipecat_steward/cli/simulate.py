@@ -74,6 +74,10 @@ def _readable(trace: dict[str, Any]) -> str:
         for c in trace["fired"]
     ]
     lines += [f"    bot ({b['source']}): {b['text']}" for b in trace["bot"]]
+    lines += [f"    gate {g['tool']}: {g['decision']} {g.get('reason', '')}".rstrip() for g in trace["gate"]]
+    if trace.get("checklist"):
+        steps = " ".join(f"{k}:{v}" for k, v in trace["checklist"]["steps"].items())
+        lines.append(f"    checklist (current {trace['checklist']['current']}): {steps}")
     slots = ", ".join(f"{n}={s['status']}:{s['value']}" for n, s in trace["slots"].items())
     lines.append(f"    phase {trace['phase']} · status {trace['status']} · slots: {slots or '-'}")
     return "\n".join(lines)

@@ -129,7 +129,11 @@ class StewardHook:
         return any(c.kind != "then" for c in action.calls)
 
     async def _deliver_payloads(self, action: Action) -> None:
-        """Send rich response parts (cards, chips) to the client as an RTVI server message."""
+        """Send rich response parts (cards, chips) and checklist status to the client."""
+        for status in self.session.take_status():
+            await self.llm.push_frame(
+                RTVIServerMessageFrame(data=status), FrameDirection.DOWNSTREAM
+            )
         parts = self.session.take_payloads(action)
         if parts:
             frame = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})

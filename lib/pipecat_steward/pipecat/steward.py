@@ -22,7 +22,7 @@ from pipecat.observers.base_observer import BaseObserver
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.agent.session import Judge, StewardSession
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.pipecat.events import AssistantTextComplete, SessionEvent
@@ -45,10 +45,18 @@ class Steward:
         event_data: Mapping[str, Any] | None = None,
         channel: str | None = None,
         extra_tools: Iterable[FunctionSchema] = (),
+        judge: Judge | None = None,
+        gate_timeout_s: float | None = None,
     ) -> None:
         self.agent = agent
         self.session = StewardSession(
-            agent, state=state, rng=rng, event_data=event_data, channel=channel
+            agent,
+            state=state,
+            rng=rng,
+            event_data=event_data,
+            channel=channel,
+            judge=judge,
+            gate_timeout_s=gate_timeout_s,
         )
         self.tools = StewardTools(self.session, extra_tools)
         self.relay = StewardRelay()

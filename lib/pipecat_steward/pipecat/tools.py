@@ -15,10 +15,13 @@ from typing import Any
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.procedures import describe_tool
 from pipecat_steward.core.slots import CompiledFlow
 
 __all__ = ["StewardTools"]
@@ -37,22 +40,41 @@ class StewardTools:
             name: _setter_schema(flow, name, tools.get(name)) for name in flow.setters
         }
         self.schemas.update(_steward_schemas(flow))
+        self.agent_schemas = {
+            name: _agent_schema(session, name) for name in session.agent.llm_tools
+        }
         self.extra = list(extra)
         self.on_call: Callable[[str, dict[str, Any]], None] | None = None
 
     def tools_for(self, visible: frozenset[str]) -> ToolsSchema:
         """The full tool set for one inference: visible steward tools plus the app's own."""
         shown = [s for name, s in self.schemas.items() if name in visible]
-        return ToolsSchema(standard_tools=[*shown, *self.extra])
+        return ToolsSchema(standard_tools=[*shown, *self.agent_schemas.values(), *self.extra])
 
     def register(self, llm: LLMService) -> None:
         """Register the wrapper as the handler of every steward tool on ``llm``."""
         for name in self.schemas:
             llm.register_function(name, self._handle)
+        for name in self.agent_schemas:
+            llm.register_function(name, self._handle_agent_tool)
 
     async def _handle(self, params: FunctionCallParams) -> None:
         call = self.session.tool_call(params.function_name, dict(params.arguments))
+        await self._publish(params.llm)
         await params.result_callback(dict(call.result))
+
+    async def _handle_agent_tool(self, params: FunctionCallParams) -> None:
+        """The one wrapper of the agent's own tools: procedure gate, run, evidence, notes."""
+        call = await self.session.agent_tool_call(
+            params.function_name, dict(params.arguments), params.tool_call_id
+        )
+        await self._publish(params.llm)
+        await params.result_callback(dict(call.result))
+
+    async def _publish(self, llm: FrameProcessor) -> None:
+        """Send queued checklist status messages to the client (RTVI server messages)."""
+        for status in self.session.take_status():
+            await llm.push_frame(RTVIServerMessageFrame(data=status), FrameDirection.DOWNSTREAM)
 
 
 def _setter_schema(flow: CompiledFlow, name: str, fn: ToolFn | None) -> FunctionSchema:
@@ -73,6 +95,16 @@ def _setter_schema(flow: CompiledFlow, name: str, fn: ToolFn | None) -> Function
         f" {hints}." if hints else ""
     )
     return FunctionSchema(name, description, props, [] if multi else list(props))
+
+
+def _agent_schema(session: StewardSession, name: str) -> FunctionSchema:
+    """An agent tool's schema; its description advertises open prerequisite titles."""
+    schema = _from_function(name, session.agent.tools[name])
+    procs = session.agent.procedures
+    if procs is None:
+        return schema
+    description = describe_tool(procs, name, schema.description)
+    return FunctionSchema(name, description, schema.properties, schema.required)
 
 
 def _from_function(name: str, fn: ToolFn) -> FunctionSchema:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent, load_agent, load_yaml
+from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.pipeline import TextPipeline
@@ -57,10 +58,19 @@ class ScenarioInference(_Model):
     say: str | None = None
 
 
+class ScenarioVerdict(_Model):
+    """A judge verdict injected before a turn (the monitor's role; issue 7)."""
+
+    satisfied: list[str] = Field(default_factory=lambda: [])
+    not_applicable: list[str] = Field(default_factory=lambda: [])
+
+
 class ScenarioTurn(_Model):
     """One caller turn and what the LLM does in it."""
 
     user: str
+    variables: dict[str, Any] = Field(default_factory=lambda: {})
+    verdict: ScenarioVerdict | None = None
     llm: list[ScenarioInference] = Field(default_factory=lambda: [])
     expect: dict[str, Any] = Field(default_factory=lambda: {})
 
@@ -74,6 +84,7 @@ class Scenario(_Model):
     channel: str | None = None
     event_data: dict[str, Any] = Field(default_factory=lambda: {})
     backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
+    gate_timeout_s: float | None = None
     turns: list[ScenarioTurn]
 
 
@@ -142,6 +153,7 @@ async def run_scenario(
     traces: list[dict[str, Any]] = []
     async with TextPipeline(llm, observers=steward.observers) as pipeline:
         for number, turn in enumerate(scenario.turns, 1):
+            _before_turn(steward, turn)
             model.queue = [_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             await pipeline.say(turn.user)
@@ -152,6 +164,19 @@ async def run_scenario(
             if on_turn:
                 on_turn(trace)
     return traces
+
+
+def _before_turn(steward: Steward, turn: ScenarioTurn) -> None:
+    """Host writes and injected verdicts that happen before the caller speaks."""
+    session = steward.session
+    if turn.variables:
+        session.host_write(turn.variables)
+    if turn.verdict is not None and session.supervisor is not None:
+        verdict = Verdict(
+            satisfied=tuple(turn.verdict.satisfied),
+            not_applicable=tuple(turn.verdict.not_applicable),
+        )
+        session.host_write(session.supervisor.verdict(session.state.variables, verdict))
 
 
 def _turn_record(steward: Steward, user: str) -> TurnRecord:
@@ -190,12 +215,22 @@ def trace_turn(number: int, steward: Steward, record: TurnRecord) -> dict[str, A
         },
         "status": state.status,
         "payloads": list(record.payloads),
+        "gate": list(record.gates),
+        "checklist": _checklist(steward),
         "hints": [{"tag": h.tag, "text": h.text} for a in llm_actions for h in a.hints],
         "events": [
             {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}
             for e in record.events
         ],
     }
+
+
+def _checklist(steward: Steward) -> dict[str, Any] | None:
+    status = steward.session.checklist()
+    if status is None:
+        return None
+    steps = {s["id"]: s["state"] for p in status["procedures"] for s in p["steps"]}
+    return {"current": status["current_step"], "steps": steps}
 
 
 def _asks(actions: Sequence[Action]) -> list[str]:
@@ -234,6 +269,13 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
             problems += [f"bot did not say {w!r}: {said!r}" for w in want if w not in said]
         elif key == "slots":
             problems += _slot_problems(trace["slots"], want)
+        elif key == "checklist":
+            steps = (trace["checklist"] or {}).get("steps", {})
+            problems += [
+                f"step {k}: expected {v!r}, got {steps.get(k)!r}"
+                for k, v in want.items()
+                if steps.get(k) != v
+            ]
         elif key in ("visible", "hidden"):
             wrong = [t for t in want if (t in trace["visible_tools"]) != (key == "visible")]
             problems += [f"{t} should be {key}" for t in wrong]
@@ -247,6 +289,7 @@ def _expected_view(key: str, trace: Mapping[str, Any], said: str) -> Any:
         "bot_source": lambda: [b["source"] for b in trace["bot"]],
         "fired": lambda: [f["tool"] for f in trace["fired"]],
         "llm_calls": lambda: [f"{c['name']}:{c['outcome']}" for c in trace["llm_calls"]],
+        "gate": lambda: [f"{g['tool']}:{g['decision']}" for g in trace["gate"]],
     }
     return views[key]() if key in views else trace.get(key)
 

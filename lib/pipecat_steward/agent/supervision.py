@@ -1,0 +1,94 @@
+"""Procedure supervision at run time: the checklist state of one session and its gate calls.
+
+A thin stateful wrapper over the pure ``core.procedures`` functions. The session's variables
+are the one blackboard: every procedure write lands there, and every variable change is fed
+back so variable-kind steps complete the moment their evidence arrives. Each change queues a
+``procedure_status`` message for the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pipecat_steward.core.procedures import (
+    CompiledProcedures,
+    GateDecision,
+    ProcedureState,
+    ProcedureUpdate,
+    ToolLogic,
+    Verdict,
+    Veto,
+    apply_verdict,
+    decide_tool,
+    on_tool_result,
+    on_variables,
+    procedure_status,
+    remember_block,
+    start_session,
+)
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["Supervisor"]
+
+Variables = dict[str, JsonValue]
+
+
+class Supervisor:
+    """The procedure state of one session."""
+
+    def __init__(self, procs: CompiledProcedures, logic: Mapping[str, ToolLogic]) -> None:
+        self.procs = procs
+        self.logic = logic
+        self.state = ProcedureState()
+        self.outbox: list[dict[str, Any]] = []
+
+    def start(self, variables: Mapping[str, JsonValue]) -> Variables:
+        """Arm the main scope (host-seeded values win) and return the new variables."""
+        return self._apply(start_session(self.procs, variables))
+
+    def sync(
+        self, variables: Mapping[str, JsonValue], changed: Iterable[str] | None = None
+    ) -> Variables:
+        """Re-evaluate variable steps after a blackboard write."""
+        return self._apply(on_variables(self.procs, self.state, variables, changed))
+
+    def gate(self, variables: Mapping[str, JsonValue], tool: str) -> GateDecision:
+        """The procedure gate, then the author's ``available_when``; never raises."""
+        return decide_tool(self.procs, self.state, variables, tool, self.logic.get(tool))
+
+    def block(self, veto: Veto) -> None:
+        """Remember a vetoed tool so a later result can say it may resume."""
+        self.state = remember_block(self.state, veto)
+
+    def tool_result(
+        self, variables: Mapping[str, JsonValue], tool: str, result: object, call_id: str | None
+    ) -> tuple[Variables, str | None]:
+        """Complete tool steps from a result; return the variables and the note to carry."""
+        component = result.get("component") if isinstance(result, dict) else None
+        done = on_tool_result(
+            self.procs,
+            self.state,
+            variables,
+            tool,
+            result,
+            call_id=call_id,
+            component=component if isinstance(component, str) else None,
+        )
+        return self._apply(done.update), done.note
+
+    def verdict(self, variables: Mapping[str, JsonValue], verdict: Verdict) -> Variables:
+        """Apply a judge verdict (the monitor's, or one injected by a test)."""
+        return self._apply(apply_verdict(self.procs, self.state, variables, verdict))
+
+    def status(self, variables: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+        """The ``procedure_status`` payload for the client."""
+        return procedure_status(self.procs, self.state, variables)
+
+    def _apply(self, update: ProcedureUpdate) -> Variables:
+        changed = update.state != self.state or bool(update.changes)
+        self.state = update.state
+        variables = dict(update.variables)
+        if changed:
+            self.outbox.append(self.status(variables))
+        return variables
