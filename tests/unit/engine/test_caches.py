@@ -4,7 +4,11 @@ a freshly compiled one, for different states and different visible-tool sets."""
 from __future__ import annotations
 
 from pipecat_steward.core.slots import compile_flow, fill_slots, route_setter, step
-from pipecat_steward.core.slots.prompt import _PROTOCOL_CACHE_LIMIT, protocol_block
+from pipecat_steward.core.slots.prompt import (
+    _PROTOCOL_CACHE_LIMIT,
+    protocol_block,
+    visible_derived,
+)
 from pipecat_steward.core.state import SessionState
 
 from .flows import LEAD
@@ -26,6 +30,9 @@ def test_protocol_block_follows_the_visible_set() -> None:
     assert protocol_block(flow, frozenset({"set_name", "set_email"})) == first
     assert protocol_block(flow, ["set_email"]) == second  # any iterable, same key
     assert protocol_block(flow, frozenset()) != first
+    for shown in (frozenset({"set_name", "set_email"}), frozenset({"set_email"}), frozenset()):
+        _, hidden, ordered = visible_derived(flow, shown)
+        assert hidden == flow.tool_names - shown and ordered == tuple(sorted(shown))
 
 
 def test_a_warmed_flow_answers_like_a_fresh_one_for_every_state() -> None:

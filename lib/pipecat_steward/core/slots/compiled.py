@@ -89,8 +89,8 @@ class CompiledFlow:
     ``user_rows`` (per user slot: name, setter or "", condition, requires), ``grouped_tasks``
     (tasks with ``readback_inputs``),
     ``task_inputs`` / ``task_requires`` (task name → compiled slots), ``has_terminal`` and
-    ``protocol_blocks``, a cache of the collection block per visible-tool set (the block is
-    a function of the flow and that frozen set only).
+    ``protocol_blocks``, a cache per visible-tool set of the collection block, the hidden tools
+    and the sorted visible names (all functions of the flow and that frozen set only).
     """
 
     config: FlowConfig
@@ -116,7 +116,9 @@ class CompiledFlow:
         init=False, repr=False, compare=False
     )
     has_terminal: bool = field(init=False, repr=False, compare=False)
-    protocol_blocks: dict[frozenset[str], str] = field(init=False, repr=False, compare=False)
+    protocol_blocks: dict[frozenset[str], tuple[str, frozenset[str], tuple[str, ...]]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         derived: dict[str, object] = {

@@ -102,14 +102,28 @@ def protocol_block(flow: CompiledFlow, visible: Iterable[str]) -> str:
     and only ever returns what this function would build.
     """
     shown = visible if isinstance(visible, frozenset) else frozenset(visible)
+    return visible_derived(flow, shown)[0]
+
+
+def visible_derived(
+    flow: CompiledFlow, visible: frozenset[str]
+) -> tuple[str, frozenset[str], tuple[str, ...]]:
+    """What a visible set determines: the protocol block, the hidden tools and the sorted names.
+
+    Cached per flow in ``CompiledFlow.protocol_blocks``, keyed by the frozen set (bounded).
+    """
     cache = flow.protocol_blocks
-    block = cache.get(shown)
-    if block is None:
-        block = _protocol_block(flow, shown)
+    derived = cache.get(visible)
+    if derived is None:
+        derived = (
+            _protocol_block(flow, visible),
+            flow.tool_names - visible,
+            tuple(sorted(visible)),
+        )
         if len(cache) >= _PROTOCOL_CACHE_LIMIT:
             cache.clear()
-        cache[shown] = block
-    return block
+        cache[visible] = derived
+    return derived
 
 
 def _protocol_block(flow: CompiledFlow, shown: frozenset[str]) -> str:

@@ -202,18 +202,19 @@ class Turn:
         state = self.state
         fresh = action.phase == "readback" and not state.had_pending
         visible = visible_tools(self.flow, state, fresh)
+        _, hidden, ordered = prompt.visible_derived(self.flow, visible)
         preempt = action.preempt and (not self.first_turn or action.force_preempt)
         hints = self._hints(action, preempt)
         response = self._route_payloads(preempt)
         suffix = prompt.build_suffix(self.flow, action.phase, action.directive, hints, visible)
-        self._close(action, visible, preempt)
+        self._close(action, ordered, preempt)
         # Positional, in field order: a frozen dataclass builds ~1 us faster without keywords.
         return Action(
             action.phase,  # phase
             state.status,  # status
             action.decision,  # decision
             visible,  # visible_tools
-            self.flow.tool_names - visible,  # hidden_tools
+            hidden,  # hidden_tools
             action.directive,  # directive
             tuple(hints),  # hints
             suffix,  # suffix
@@ -273,7 +274,7 @@ class Turn:
         self.state.pending_payloads.extend(self.response)
         return ()
 
-    def _close(self, action: Draft, visible: frozenset[str], preempt: bool) -> None:
+    def _close(self, action: Draft, visible: tuple[str, ...], preempt: bool) -> None:
         state = self.state
         # One pass over the records for the bookkeeping and the debug entry.
         filled: list[str] = []
@@ -298,7 +299,7 @@ class Turn:
             "filled": filled,
             "pending": pending,
             "deferred": deferred,
-            "visible": sorted(visible),
+            "visible": list(visible),  # sorted
             "asking": list(self.asks),
             "fired": [c.name for c in action.calls],
             "preempted": preempt,
