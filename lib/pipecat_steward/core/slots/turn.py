@@ -141,6 +141,8 @@ class Turn:
     def ask_response(self, names: Sequence[str]) -> None:
         for name in names:
             cfg = self.flow.slot[name].config
+            if not (cfg.response or cfg.channel_responses):
+                continue  # resolve_response would return ()
             self.response.extend(
                 prompt.resolve_response(self.state, cfg.response, cfg.channel_responses)
             )
