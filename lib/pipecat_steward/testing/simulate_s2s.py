@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,14 @@ from pipecat_steward.testing.simulate import (
     trace_turn,
 )
 
-__all__ = ["ObedientRealtimeModel", "realtime_service", "run_scenario_s2s"]
+__all__ = [
+    "ObedientRealtimeModel",
+    "RealtimeRun",
+    "latest_steer",
+    "realtime_run",
+    "realtime_service",
+    "run_scenario_s2s",
+]
 
 _SPARE_STEPS = 12
 
@@ -95,6 +104,59 @@ def _step(inference: ScenarioInference) -> Step:
     return [*items, *(Call(c.name, c.args) for c in inference.calls)]
 
 
+@dataclass
+class RealtimeRun:
+    """A running S2S conversation: the steward, the fake provider, its model and the pipeline.
+
+    Attributes:
+        steward: The steward attached to the real ``OpenAIRealtimeLLMService``.
+        fake: The OpenAI Realtime fake the service talks to.
+        model: The obedient scripted model behind the fake.
+        pipeline: The text-mode speech-to-speech pipeline.
+
+    """
+
+    steward: StewardS2S
+    fake: RealtimeServer
+    model: ObedientRealtimeModel
+    pipeline: TextPipeline
+
+    async def turn(self, user: str, steps: Sequence[Step] = ()) -> TurnRecord:
+        """Play one caller turn: the fake hears ``user``; its model makes ``steps`` first."""
+        self.model.refill(list(steps))
+        await self.fake.user_says(user)
+        await self._heard(user)
+        await _settle(self.pipeline, self.steward, self.fake)
+        turns = self.steward.session.turns
+        return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+
+    async def _heard(self, user: str, timeout: float = 5.0) -> None:
+        """Wait until the steward took the caller's transcript in (a new turn record)."""
+        async with asyncio.timeout(timeout):
+            while not (self.steward.session.turns and self.steward.session.turns[-1].user == user):
+                await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def realtime_run(agent: Agent, **kwargs: Any) -> AsyncIterator[RealtimeRun]:
+    """Start a ``StewardS2S`` for ``agent`` on a real OpenAI Realtime service and its fake.
+
+    Args:
+        agent: The loaded agent.
+        **kwargs: Passed to ``StewardS2S`` (``rng``, ``event_data``, ``channel`` …).
+
+    """
+    steward = StewardS2S(agent, **kwargs)
+    async with RealtimeServer() as fake:
+        model = ObedientRealtimeModel(fake)
+        llm = realtime_service(fake, agent.prompt)
+        steward.attach_s2s(llm)
+        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+            await fake.wait_for(lambda e: e.get("type") == "session.update")
+            await pipe.settle()
+            yield RealtimeRun(steward, fake, model, pipe)
+
+
 async def run_scenario_s2s(
     agent: Agent | str | Path,
     scenario: Scenario,
@@ -103,26 +165,15 @@ async def run_scenario_s2s(
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn."""
     loaded = _backend(agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend)
-    steward = StewardS2S(
-        loaded,
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-    )
+    rng = random.Random(scenario.seed)
+    options = {"event_data": scenario.event_data, "channel": scenario.channel}
     traces: list[dict[str, Any]] = []
-    async with RealtimeServer() as fake:
-        model = ObedientRealtimeModel(fake)
-        llm = realtime_service(fake, loaded.prompt)
-        steward.attach_s2s(llm)
-        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
-            await fake.wait_for(lambda e: e.get("type") == "session.update")
-            for number, turn in enumerate(scenario.turns, 1):
-                model.refill([_step(i) for i in turn.llm])
-                await fake.user_says(turn.user)
-                await _settle(pipe, steward, fake)
-                traces.append(trace_turn(number, steward, _record(steward, turn.user)))
-                if on_turn:
-                    on_turn(traces[-1])
+    async with realtime_run(loaded, rng=rng, **options) as run:
+        for number, turn in enumerate(scenario.turns, 1):
+            record = await run.turn(turn.user, [_step(i) for i in turn.llm])
+            traces.append(trace_turn(number, run.steward, record))
+            if on_turn:
+                on_turn(traces[-1])
     return traces
 
 
@@ -134,8 +185,3 @@ async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer)
         await pipe.settle()
         await steward.relay.bus.drain()
         await asyncio.sleep(0.05)
-
-
-def _record(steward: StewardS2S, user: str) -> TurnRecord:
-    turns = steward.session.turns
-    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
