@@ -14,12 +14,20 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.conversation import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
 from pipecat_steward.agent.supervision import Supervisor
-from pipecat_steward.core.procedures import Allow, AwaitJudge, Verdict, Veto, resolve_timeout
+from pipecat_steward.core.procedures import (
+    Allow,
+    AwaitJudge,
+    ProcedureState,
+    Verdict,
+    Veto,
+    resolve_timeout,
+)
 from pipecat_steward.core.slots import (
     Action,
     Chooser,
@@ -57,8 +65,11 @@ class StewardSession:
         channel: str | None = None,
         judge: Judge | None = None,
         gate_timeout_s: float | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
         self.agent = agent
+        self.checkpointer = checkpointer
+        self.turns_done = 0
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
@@ -121,7 +132,41 @@ class StewardSession:
             done = Call(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
         self._sync()
         self.turn.fired.append(done)
+        await self.save()
         return done
+
+    def tool_specs(self) -> dict[str, tuple[str, dict[str, Any], list[str]]]:
+        """Extra tools this session manages besides the flow's (description, properties, required)."""
+        return {}
+
+    def payload(self) -> dict[str, Any]:
+        """Everything needed to resume this conversation, as JSON-safe data."""
+        data: dict[str, Any] = {"state": self.state.to_json(), "turns_done": self.turns_done}
+        if self.supervisor is not None:
+            data["procedures"] = self.supervisor.state.to_dict()
+        return data
+
+    def load_payload(self, data: Mapping[str, Any]) -> None:
+        """Restore from ``payload()`` output."""
+        self.state = SessionState.from_json(str(data["state"]))
+        self.turns_done = int(data.get("turns_done", 0))
+        if self.supervisor is not None and "procedures" in data:
+            self.supervisor.state = ProcedureState.from_dict(data["procedures"])
+
+    async def save(self) -> None:
+        """Checkpoint now (a no-op without a store)."""
+        if self.checkpointer is not None:
+            await self.checkpointer.save(self.payload())
+
+    async def restore(self) -> bool:
+        """Restore by identity before any routing; True when a checkpoint was found."""
+        if self.checkpointer is None:
+            return False
+        data = await self.checkpointer.load()
+        if data is None:
+            return False
+        self.load_payload(data)
+        return True
 
     async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         fn = self.agent.tools.get(name)

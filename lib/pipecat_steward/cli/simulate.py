@@ -29,6 +29,13 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per caller turn")
     parser.add_argument("--metrics", action="store_true", help="summarise conversation quality")
     parser.add_argument("--verbose", action="store_true", help="keep pipecat's own log output")
+    parser.add_argument(
+        "--store", help="checkpoint store: memory: | sqlite:PATH | redis://HOST:PORT/DB"
+    )
+    parser.add_argument(
+        "--session", default="simulate", help="session id of the conversation identity"
+    )
+    parser.add_argument("--tenant", default="local", help="tenant id of the conversation identity")
     parser.set_defaults(func=run)
 
 
@@ -37,24 +44,43 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         _quiet_pipecat()
     from pipecat_steward.testing.metrics import summarise
-    from pipecat_steward.testing.simulate import load_scenario, run_scenario
 
     files = sorted(args.scenario.glob("*.yaml")) if args.scenario.is_dir() else [args.scenario]
     if not files:
         print(f"steward simulate: no scenario files in {args.scenario}", file=sys.stderr)
         return 2
     try:
-        runs = [asyncio.run(run_scenario(args.agent, load_scenario(f))) for f in files]
+        runs = [asyncio.run(_run(args, f)) for f in files]
     except (StewardError, ValueError) as exc:
         print(f"steward simulate: {exc}", file=sys.stderr)
         return 2
     if args.metrics:
         print(json.dumps(summarise(runs), indent=2))
-        return 0
-    for traces in runs:
-        for trace in traces:
-            print(json.dumps(trace, ensure_ascii=False) if args.json else _readable(trace))
     return 0
+
+
+async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
+    """Run one scenario, checkpointed by identity when ``--store`` is given."""
+    from pipecat_steward.agent.checkpointing import Checkpointer
+    from pipecat_steward.agent.loader import load_agent
+    from pipecat_steward.storage.checkpoints import Identity, open_store
+    from pipecat_steward.testing.simulate import load_scenario, run_scenario
+
+    agent = load_agent(args.agent)
+    scenario = load_scenario(path)
+    printer = None if args.metrics else (lambda t: _print(t, args.json))
+    if not args.store:
+        return await run_scenario(agent, scenario, on_turn=printer)
+    store = open_store(args.store)
+    try:
+        checkpointer = Checkpointer(store, Identity(args.tenant, agent.name, args.session))
+        return await run_scenario(agent, scenario, on_turn=printer, checkpointer=checkpointer)
+    finally:
+        await store.close()
+
+
+def _print(trace: dict[str, Any], as_json: bool) -> None:
+    print(json.dumps(trace, ensure_ascii=False) if as_json else _readable(trace), flush=True)
 
 
 def _quiet_pipecat() -> None:
@@ -74,7 +100,10 @@ def _readable(trace: dict[str, Any]) -> str:
         for c in trace["fired"]
     ]
     lines += [f"    bot ({b['source']}): {b['text']}" for b in trace["bot"]]
-    lines += [f"    gate {g['tool']}: {g['decision']} {g.get('reason', '')}".rstrip() for g in trace["gate"]]
+    lines += [
+        f"    gate {g['tool']}: {g['decision']} {g.get('reason', '')}".rstrip()
+        for g in trace["gate"]
+    ]
     if trace.get("checklist"):
         steps = " ".join(f"{k}:{v}" for k, v in trace["checklist"]["steps"].items())
         lines.append(f"    checklist (current {trace['checklist']['current']}): {steps}")

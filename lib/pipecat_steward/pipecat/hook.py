@@ -13,20 +13,20 @@ suffix but never a preempt, and never change the session.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pipecat.frames.frames import Frame, LLMContextFrame
-from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
+from pipecat_steward.agent.conversation import Call
+from pipecat_steward.agent.driver import Driver
 from pipecat_steward.agent.session import StewardSession
-from pipecat_steward.core.slots import Action
+from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
 from pipecat_steward.pipecat.tools import StewardTools
 
@@ -34,7 +34,6 @@ __all__ = ["StewardHook", "StewardLLMMixin", "attach"]
 
 ProcessFrame = Callable[[Frame, FrameDirection], Awaitable[None]]
 ApplySystem = Callable[[str], Awaitable[None]]
-_MAX_CASCADE = 20
 
 
 @dataclass
@@ -42,12 +41,10 @@ class _Shared:
     """Bookkeeping the hooks of one session share (the fallback pair uses two hooks)."""
 
     seen_user: int = -1
-    preempted: list[str] = field(default_factory=lambda: [])
-    inflight: set[asyncio.Future[bool]] = field(default_factory=lambda: set())
 
 
 class StewardHook:
-    """Runs the engine before each inference of one LLM service."""
+    """Runs the engine before each inference of one LLM service (a ``Driver`` host)."""
 
     def __init__(
         self,
@@ -57,26 +54,34 @@ class StewardHook:
         base_prompt: str,
         *,
         apply_system: ApplySystem | None = None,
+        driver: Driver | None = None,
     ) -> None:
         self.session = session
         self.tools = tools
         self.llm = llm
         self.base_prompt = base_prompt
         self.apply_system = apply_system or self._update_llm_settings
+        self.driver = driver or Driver(session)
         self._shared = _Shared()
+        self._frame: tuple[LLMContextFrame, FrameDirection, ProcessFrame] | None = None
 
     @property
     def preempted(self) -> list[str]:
         """Texts spoken by preemption that the relay has not reported yet."""
-        return self._shared.preempted
+        return self.driver.preempted
 
     def with_emitter(self, emitter: FrameProcessor, apply_system: ApplySystem) -> StewardHook:
         """A twin hook emitting from another processor (the two-processor fallback).
 
-        The twin shares this hook's session, tools and seen-turn bookkeeping.
+        The twin shares this hook's session, tools, driver and seen-turn bookkeeping.
         """
         twin = StewardHook(
-            self.session, self.tools, emitter, self.base_prompt, apply_system=apply_system
+            self.session,
+            self.tools,
+            emitter,
+            self.base_prompt,
+            apply_system=apply_system,
+            driver=self.driver,
         )
         twin._shared = self._shared  # pyright: ignore[reportPrivateUsage]
         return twin
@@ -85,50 +90,31 @@ class StewardHook:
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
     ) -> None:
         """Handle one inference request; ``run`` performs the real inference."""
-        await self._settle_inflight()
-        context = frame.context
+        await self.driver.settle()
+        messages = frame.context.get_messages()
         speculative = bool(getattr(frame, "speculation", False))
-        user_text = self._new_user_text(context.get_messages(), speculative)
-        first = not any(_role(m) == "assistant" for m in context.get_messages())
-        spoken: list[str] = []
-        for _ in range(_MAX_CASCADE):
-            action = self.session.decide(user_text, first_turn=first, speculative=speculative)
-            user_text = ""
-            if speculative or not (action.preempt or action.calls):
-                await self._speak(spoken)
-                await self._prepare(context, action)
-                await run(frame, direction)
-                if not speculative:
-                    await self._deliver_payloads(action)
-                return
-            await self._deliver_payloads(action)
-            # Shielded: a barge-in cancels this frame's processing, but a backend call that
-            # started still finishes, lands in the state and is recorded as a whole pair.
-            carried = asyncio.ensure_future(self._carry_out(context, action, spoken))
-            self._shared.inflight.add(carried)
-            carried.add_done_callback(self._shared.inflight.discard)
-            if not await asyncio.shield(carried):
-                break
-        await self._speak(spoken)
+        user_text = self._new_user_text(messages, speculative)
+        first = not any(_role(m) == "assistant" for m in messages)
+        self._frame = (frame, direction, run)
+        await self.driver.inference(self, user_text, first_turn=first, speculative=speculative)
 
-    async def _settle_inflight(self) -> None:
-        """Let calls started before a barge-in finish.
+    # -- Host ---------------------------------------------------------------------------------
 
-        The engine then sees their results and never fires the same executor twice.
-        """
-        if self._shared.inflight:
-            await asyncio.gather(*self._shared.inflight, return_exceptions=True)
+    async def run_llm(self, action: Action) -> None:
+        """Set the whole tool set and the instruction suffix, then run the real inference."""
+        assert self._frame is not None
+        frame, direction, run = self._frame
+        frame.context.set_tools(self.tools.tools_for(action.visible_tools))
+        suffix = action.suffix
+        system = f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
+        await self.apply_system(system)
+        await run(frame, direction)
 
-    async def _carry_out(self, context: LLMContext, action: Action, spoken: list[str]) -> bool:
-        """Run the action's calls and collect its message; True when the engine must run again."""
-        for call in action.calls:
-            done = await self.session.run_call(call)
-            record_tool_exchange(context, call.name, dict(call.args), done.result)
-        if action.message:
-            spoken.append(action.message)
-        return any(c.kind != "then" for c in action.calls)
+    async def speak(self, text: str) -> None:
+        """Emit an LLM-shaped reply instead of the inference."""
+        await emit_reply(self.llm, text)
 
-    async def _deliver_payloads(self, action: Action) -> None:
+    async def deliver(self, action: Action) -> None:
         """Send rich response parts (cards, chips) and checklist status to the client."""
         for status in self.session.take_status():
             await self.llm.push_frame(
@@ -139,22 +125,10 @@ class StewardHook:
             frame = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})
             await self.llm.push_frame(frame, FrameDirection.DOWNSTREAM)
 
-    async def _speak(self, spoken: list[str]) -> None:
-        if not spoken:
-            return
-        text = " ".join(spoken)
-        spoken.clear()
-        self.preempted.append(text)
-        self.session.spoke(text, "preempt")
-        await emit_reply(self.llm, text)
-
-    async def _prepare(self, context: LLMContext, action: Action) -> None:
-        """Set the whole tool set and the instruction suffix for this inference."""
-        context.set_tools(self.tools.tools_for(action.visible_tools))
-        system = (
-            f"{self.base_prompt}\n\n{action.suffix}".strip() if action.suffix else self.base_prompt
-        )
-        await self.apply_system(system)
+    def record(self, call: ToolCall, done: Call) -> None:
+        """Write the engine-run call and its result into the context as one pair."""
+        assert self._frame is not None
+        record_tool_exchange(self._frame[0].context, call.name, dict(call.args), done.result)
 
     async def _update_llm_settings(self, system: str) -> None:
         # The same call LLMUpdateSettingsFrame makes, applied before this request is built.

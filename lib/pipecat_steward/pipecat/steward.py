@@ -13,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,13 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
 from pipecat.services.llm_service import LLMService
 
+from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.agent.session import Judge, StewardSession
+from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
-from pipecat_steward.pipecat.events import AssistantTextComplete, SessionEvent
+from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
@@ -47,17 +49,23 @@ class Steward:
         extra_tools: Iterable[FunctionSchema] = (),
         judge: Judge | None = None,
         gate_timeout_s: float | None = None,
+        checkpointer: Checkpointer | None = None,
+        clock: Callable[[], str] | None = None,
     ) -> None:
         self.agent = agent
-        self.session = StewardSession(
-            agent,
+        options: dict[str, Any] = dict(
             state=state,
             rng=rng,
             event_data=event_data,
             channel=channel,
             judge=judge,
             gate_timeout_s=gate_timeout_s,
+            checkpointer=checkpointer,
         )
+        if "intents" in agent.raw:
+            self.session: StewardSession = TransactionSession(agent, clock=clock, **options)
+        else:
+            self.session = StewardSession(agent, **options)
         self.tools = StewardTools(self.session, extra_tools)
         self.relay = StewardRelay()
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
@@ -83,7 +91,14 @@ class Steward:
             attach(llm, self.hook)
         return self.hook
 
+    async def start(self) -> bool:
+        """Restore the conversation by identity, before any routing; True when resumed."""
+        return await self.session.restore()
+
     async def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, AssistantTurnWritten):
+            await self.session.save()  # a turn boundary
+            return
         if isinstance(event, AssistantTextComplete) and event.text.strip():
             preempted = self.hook.preempted if self.hook else []
             if preempted and _same(preempted[0], event.text):

@@ -40,6 +40,8 @@ class StewardTools:
             name: _setter_schema(flow, name, tools.get(name)) for name in flow.setters
         }
         self.schemas.update(_steward_schemas(flow))
+        for name, (description, props, required) in session.tool_specs().items():
+            self.schemas[name] = FunctionSchema(name, description, props, required)
         self.agent_schemas = {
             name: _agent_schema(session, name) for name in session.agent.llm_tools
         }

@@ -17,9 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent, load_agent, load_yaml
+from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.steward import Steward
@@ -137,33 +139,57 @@ async def run_scenario(
     scenario: Scenario,
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
+    checkpointer: Checkpointer | None = None,
 ) -> list[dict[str, Any]]:
-    """Play ``scenario`` through a real pipeline; return one trace dict per caller turn."""
+    """Play ``scenario`` through a real pipeline; return one trace dict per caller turn.
+
+    With a ``checkpointer`` the session is restored by identity first and the turns already
+    completed are skipped, so a killed run can be resumed by running it again.
+    """
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = _backend(loaded, scenario.backend)
+    clock = _TurnClock()
     steward = Steward(
         loaded,
         rng=random.Random(scenario.seed),
         event_data=scenario.event_data,
         channel=scenario.channel,
+        gate_timeout_s=scenario.gate_timeout_s,
+        checkpointer=checkpointer,
+        clock=clock,
     )
+    await steward.start()
     model = _ScriptedModel()
     llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
     async with TextPipeline(llm, observers=steward.observers) as pipeline:
         for number, turn in enumerate(scenario.turns, 1):
+            if number <= steward.session.turns_done:
+                continue
+            clock.turn = number
             _before_turn(steward, turn)
             model.queue = [_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             await pipeline.say(turn.user)
             await pipeline.settle()
             await steward.relay.bus.drain()
+            steward.session.turns_done = number
+            await steward.session.save()
             trace = trace_turn(number, steward, _turn_record(steward, turn.user))
             traces.append(trace)
             if on_turn:
                 on_turn(trace)
     return traces
+
+
+class _TurnClock:
+    """A deterministic clock for evidence times: the scenario turn number."""
+
+    turn = 0
+
+    def __call__(self) -> str:
+        return f"turn-{self.turn}"
 
 
 def _before_turn(steward: Steward, turn: ScenarioTurn) -> None:
@@ -216,12 +242,36 @@ def trace_turn(number: int, steward: Steward, record: TurnRecord) -> dict[str, A
         "status": state.status,
         "payloads": list(record.payloads),
         "gate": list(record.gates),
+        "transaction": _transaction(steward),
         "checklist": _checklist(steward),
         "hints": [{"tag": h.tag, "text": h.text} for a in llm_actions for h in a.hints],
         "events": [
             {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}
             for e in record.events
         ],
+    }
+
+
+def _transaction(steward: Steward) -> dict[str, Any] | None:
+    session = steward.session
+    if not isinstance(session, TransactionSession):
+        return None
+    state = session.tstate
+    txn = state.active_transaction or state.last_transaction
+    if txn is None:
+        return {
+            "status": str(state.transaction_status),
+            "intent": None,
+            "missing": [],
+            "arguments": {},
+        }
+    return {
+        "intent": txn.intent,
+        "status": str(state.transaction_status),
+        "missing": list(state.missing_parameters),
+        "arguments": dict(txn.arguments),
+        "idempotency_key": txn.idempotency_key,
+        "interrupted": [t.intent for t in state.interrupted],
     }
 
 
@@ -269,6 +319,13 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
             problems += [f"bot did not say {w!r}: {said!r}" for w in want if w not in said]
         elif key == "slots":
             problems += _slot_problems(trace["slots"], want)
+        elif key == "transaction":
+            got_txn = trace["transaction"] or {}
+            problems += [
+                f"transaction.{k}: expected {v!r}, got {got_txn.get(k)!r}"
+                for k, v in want.items()
+                if got_txn.get(k) != v
+            ]
         elif key == "checklist":
             steps = (trace["checklist"] or {}).get("steps", {})
             problems += [

@@ -1,0 +1,87 @@
+"""Order desk backends: plain functions. Executors honour the idempotency key (seed 004): a key
+they have already seen is a replay and returns the recorded outcome without acting again.
+
+The backend's ledger of effects lives in memory, or in the JSON file named by
+``STEWARD_ORDER_DESK_LEDGER`` so a crash test can count effects across processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SHIPPED = {"PED-2002"}
+_MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}}
+
+
+def _load() -> dict[str, Any]:
+    path = os.environ.get("STEWARD_ORDER_DESK_LEDGER")
+    if not path or not Path(path).exists():
+        return _MEMORY if not path else {"effects": [], "outcomes": {}}
+    return json.loads(Path(path).read_text())
+
+
+def _store(ledger: dict[str, Any]) -> None:
+    path = os.environ.get("STEWARD_ORDER_DESK_LEDGER")
+    if path:
+        tmp = Path(f"{path}.tmp")
+        tmp.write_text(json.dumps(ledger))
+        os.replace(tmp, path)
+
+
+def _once(name: str, key: str, effect: dict[str, Any]) -> dict[str, Any]:
+    """Act once per idempotency key; a replay returns the recorded outcome."""
+    ledger = _load()
+    if key in ledger["outcomes"]:
+        return ledger["outcomes"][key]
+    ledger["effects"].append({"tool": name, "key": key})
+    ledger["outcomes"][key] = effect
+    _store(ledger)
+    return effect
+
+
+def set_order_id(order_id: str) -> dict[str, Any]:
+    """Record the order number, e.g. PED-1001 (letters, a dash, digits)."""
+    text = str(order_id).strip().upper().replace(" ", "-")
+    if not text.startswith("PED-") or not text[4:].isdigit():
+        return {"error": True, "error_code": "invalid_order_id"}
+    return {"stored": True, "value": text}
+
+
+def set_amount(amount: str) -> dict[str, Any]:
+    """Record the amount as the caller said it, currency included (e.g. R$ 71.99)."""
+    return {"stored": True, "value": str(amount).strip()}
+
+
+def check_cancellable(order_id: str) -> dict[str, Any]:
+    """Pre-validation: an order that has shipped cannot be cancelled here."""
+    return {"success": True, "eligible": order_id not in SHIPPED}
+
+
+def cancel_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
+    """Cancel the order (once per key)."""
+    refund = f"RF-{sum(map(ord, order_id)) % 9000 + 1000}"
+    return _once("cancel_order", idempotency_key, {"success": True, "refund_id": refund})
+
+
+def track_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
+    """Look the order up (read-only; the key is accepted for uniformity)."""
+    return {"success": True, "order_status": "out for delivery" if order_id.endswith("1") else "being packed"}
+
+
+def contest_charge(subject: str, amount: str, idempotency_key: str) -> dict[str, Any]:
+    """Open a contestation (once per key)."""
+    case = f"CT-{sum(map(ord, subject + amount)) % 9000 + 1000}"
+    return _once("contest_charge", idempotency_key, {"success": True, "case_id": case})
+
+
+def send_statement(period: str, idempotency_key: str) -> dict[str, Any]:
+    """Email the latest statement (once per key)."""
+    return _once("send_statement", idempotency_key, {"success": True})
+
+
+def effects() -> list[dict[str, Any]]:
+    """The backend's side effects so far (for tests)."""
+    return list(_load()["effects"])

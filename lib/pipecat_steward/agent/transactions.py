@@ -1,0 +1,348 @@
+"""``TransactionSession``: seed 004's multi-turn transactions driven through the same seam.
+
+An agent with ``intents:`` in its agent.yaml gets this session instead of the plain one. The
+LLM sees the transaction vocabulary (``start_<intent>``, the active intent's setters,
+``cancel_transaction``, and while confirming ``confirm/reject/correct_transaction``); its calls
+in a turn are routed together by the pure routing precedence of ``core.transactions``; the
+confirmation question is spoken by code; a pure affirmative confirms with no LLM call; the
+idempotency key is checkpointed before the executor runs; outcomes are reported once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipecat_steward.agent.conversation import Call, TurnRecord
+from pipecat_steward.agent.loader import Agent
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
+from pipecat_steward.core.slots.prompt import SENTINEL
+from pipecat_steward.core.slots.readback import render
+from pipecat_steward.core.transactions import (
+    CANCEL_TOOL,
+    CONFIRM_TOOL,
+    CORRECT_TOOL,
+    REJECT_TOOL,
+    Catalog,
+    ConfirmedByCode,
+    IntentSpec,
+    ToolUse,
+    TransactionState,
+    TransactionStatus,
+    TurnInputs,
+    apply,
+    apply_confirmation,
+    confirmation_gate,
+    confirmation_text,
+    diagnose,
+    mark_reported,
+    pending_execution,
+    pre_validation_call,
+    record_pre_validation,
+    record_result,
+    reset_inconsistent,
+    route_confirmation,
+    route_turn,
+    unreported_outcome,
+    visible_tools,
+)
+from pipecat_steward.exceptions import ConfigError
+
+__all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "load_intents"]
+
+S = TransactionStatus
+ToolSpec = tuple[str, dict[str, Any], list[str]]
+"""A tool's description, JSON-schema properties and required names."""
+_PRE, _EXEC = "__pre_validation__", "__transaction__"
+
+
+class IntentConfig(BaseModel):
+    """One intent in agent.yaml (``intents:``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    required: list[str]
+    executor: str
+    confirmation: str
+    pre_validation: str | None = None
+    domain: str | None = None
+    cues: list[str] = Field(default_factory=lambda: [])
+    ask: dict[str, str] = Field(default_factory=lambda: {})
+    done_say: str = "Done."
+    failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
+    out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
+
+    def spec(self) -> IntentSpec:
+        return IntentSpec(
+            self.name, tuple(self.required), self.executor, self.confirmation,
+            pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
+        )  # fmt: skip
+
+
+def load_intents(raw: object) -> tuple[IntentConfig, ...]:
+    """Validate ``intents:``; errors name the path."""
+    if not isinstance(raw, list):
+        raise ConfigError("intents", "must be a list of intents")
+    out: list[IntentConfig] = []
+    for i, item in enumerate(cast(list[object], raw)):
+        try:
+            out.append(IntentConfig.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(
+                f"intents[{i}].{'.'.join(map(str, first['loc']))}", first["msg"]
+            ) from None
+    return tuple(out)
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+class TransactionSession(StewardSession):
+    """A session whose control flow is seed 004's transaction runtime."""
+
+    def __init__(
+        self, agent: Agent, *, clock: Callable[[], str] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(agent, **kwargs)
+        self.intents = {i.name: i for i in load_intents(agent.raw.get("intents"))}
+        self.catalog = Catalog.of([i.spec() for i in self.intents.values()])
+        self.tstate = TransactionState()
+        self.clock = clock or _utc_now
+        self._calls: list[ToolUse] = []
+        self._text = ""
+        self._pending_events: list[DebugEntry] = []
+        self._announce = ""
+
+    # -- the seam's interface ---------------------------------------------------------------
+
+    def decide(
+        self, user_text: str = "", *, first_turn: bool = False, speculative: bool = False
+    ) -> Action:
+        """Route the turn and say what happens next (a speculative call changes nothing)."""
+        if speculative:
+            return self._llm(self._directive_text())
+        if user_text:
+            action = self._caller_turn(user_text)
+        elif self._calls:
+            action = self._route_calls()
+        else:
+            action = self._next()
+        self.last_action = action
+        self.turn.actions.append(action)
+        self.turn.events.extend(action.events)
+        return action
+
+    def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
+        """Collect a transaction tool the LLM called; the turn's calls are routed together."""
+        if name not in visible_tools(self.catalog, self.tstate):
+            reply = {
+                "error": True,
+                "error_code": "not_available",
+                "directive": self._directive_text(),
+            }
+            call = Call(name, dict(args), "refused", reply)
+        else:
+            call = self._collect(name, args)
+        self.turn.llm_calls.append(call)
+        return call
+
+    async def run_call(self, call: ToolCall) -> Call:
+        """Run pre-validation or the transaction's executor, checkpointing around it."""
+        if call.task not in (_PRE, _EXEC):
+            return await super().run_call(call)
+        await self.save()  # the idempotency key is durable before the executor acts
+        result = await self._invoke(call.name, call.args)
+        ok = bool(result.get("success", not result.get("error")))
+        if call.task == _PRE:
+            eligible = bool(result.get("eligible", ok))
+            txn = self.tstate.active_transaction
+            self.tstate = record_pre_validation(
+                self.tstate, eligible=eligible, result=result, at=self.clock()
+            )
+            if not eligible and txn is not None:
+                intent = self.intents[txn.intent]
+                self._announce = render(intent.out_of_scope_say, {**txn.arguments, **result})
+        else:
+            key = str(call.args.get("idempotency_key"))
+            self.tstate = record_result(self.tstate, key=key, ok=ok, result=result, at=self.clock())
+        done = Call(call.name, dict(call.args), "ok" if ok else "error", result)
+        self.turn.fired.append(done)
+        await self.save()
+        return done
+
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        """Schemas of the transaction tools, for the model."""
+        specs: dict[str, ToolSpec] = {}
+        for intent in self.intents.values():
+            params = {p: {"type": "string"} for p in intent.required}
+            quote = {"quote": {"type": "string", "description": "the caller's words asking for it"}}
+            specs[f"start_{intent.name}"] = (
+                f"Start: {intent.description or intent.name}. Pass any parameters the caller already gave.",
+                {**params, **quote},
+                [],
+            )
+            for param in intent.required:
+                specs[f"set_{param}"] = (
+                    f"Record the {param.replace('_', ' ')} exactly as the caller gave it.",
+                    {param: {"type": "string"}},
+                    [param],
+                )
+        specs[CANCEL_TOOL] = ("The caller abandons the current request.", {}, [])
+        specs[CONFIRM_TOOL] = ("The caller agreed to the confirmation question.", {}, [])
+        specs[REJECT_TOOL] = ("The caller declined the confirmation question.", {}, [])
+        specs[CORRECT_TOOL] = (
+            "The caller changed a value while confirming.",
+            {"parameter": {"type": "string"}, "value": {"type": "string"}},
+            ["parameter", "value"],
+        )
+        return specs
+
+    def payload(self) -> dict[str, Any]:
+        return {**super().payload(), "transactions": self.tstate.to_json()}
+
+    def load_payload(self, data: Mapping[str, Any]) -> None:
+        super().load_payload(data)
+        if "transactions" in data:
+            self.tstate = TransactionState.from_json(str(data["transactions"]))
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def _caller_turn(self, text: str) -> Action:
+        self.turns.append(TurnRecord(text))
+        self._calls, self._text = [], text
+        problem = diagnose(self.tstate)
+        if problem is not None:
+            self._log("transaction_diagnosis", code=str(problem.code), message=problem.message)
+            self.tstate = reset_inconsistent(self.tstate, at=self.clock())
+        txn = self.tstate.active_transaction
+        if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
+            gate = confirmation_gate(self.tstate, text)
+            if not isinstance(gate, ConfirmedByCode):
+                return self._llm(self._directive_text())  # only confirm/reject/correct visible
+            self._log("transaction_confirmed", by="code")
+            self.tstate = apply_confirmation(
+                self.catalog, self.tstate, gate, scope=self._scope(), at=self.clock()
+            )
+        return self._next()
+
+    def _route_calls(self) -> Action:
+        calls, self._calls = self._calls, []
+        txn = self.tstate.active_transaction
+        if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
+            decision = route_confirmation(self.catalog, self.tstate, calls)
+            self.tstate = apply_confirmation(
+                self.catalog, self.tstate, decision, scope=self._scope(), at=self.clock()
+            )
+        else:
+            decision = route_turn(self.catalog, self.tstate, TurnInputs(calls, {}, self._text))
+            self.tstate = apply(self.catalog, self.tstate, decision, at=self.clock())
+        self._log("transaction_route", decision=type(decision).__name__)
+        return self._next()
+
+    def _next(self) -> Action:
+        """What the current transaction status asks for."""
+        if self._announce:
+            text, self._announce = self._announce, ""
+            return self._say(text, phase="terminal")
+        told = unreported_outcome(self.tstate)
+        if told is not None:
+            self.tstate = mark_reported(self.tstate)
+            return self._say(self._outcome_text(told), phase="terminal")
+        if (pre := pre_validation_call(self.catalog, self.tstate)) is not None:
+            return self._run(ToolCall(pre.tool, dict(pre.arguments), "executor", _PRE))
+        if (run := pending_execution(self.catalog, self.tstate)) is not None:
+            args = {**run.arguments, "idempotency_key": run.idempotency_key}
+            return self._run(ToolCall(run.tool, args, "executor", _EXEC))
+        txn = self.tstate.active_transaction
+        if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
+            return self._say(confirmation_text(self.catalog, self.tstate), phase="readback")
+        return self._llm(self._directive_text())
+
+    def _outcome_text(self, txn: Any) -> str:
+        intent = self.intents[txn.intent]
+        values = {**txn.arguments, **(txn.evidence.result or {})}
+        template = {S.COMPLETED: intent.done_say, S.OUT_OF_SCOPE: intent.out_of_scope_say}.get(
+            txn.status, intent.failed_say
+        )
+        return render(template, values)
+
+    def _directive_text(self) -> str:
+        txn = self.tstate.active_transaction
+        if txn is None:
+            names = ", ".join(i.description or i.name for i in self.intents.values())
+            return f"How can I help you today? I can {names}."
+        if txn.status == S.AWAITING_CONFIRMATION:
+            return f"The caller must answer: {confirmation_text(self.catalog, self.tstate)}"
+        missing = [p for p in txn.required if p not in txn.arguments]
+        intent = self.intents[txn.intent]
+        return " ".join(
+            intent.ask.get(p, f"What is the {p.replace('_', ' ')}?") for p in missing[:1]
+        )
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _visible(self) -> frozenset[str]:
+        return frozenset(visible_tools(self.catalog, self.tstate))
+
+    def _llm(self, directive: str) -> Action:
+        visible = self._visible()
+        suffix = f"{SENTINEL}\n<transaction_protocol>\nCall the tools to record what the caller says; code decides what happens next.\n</transaction_protocol>\n<system_directive>\n{directive}\n</system_directive>"
+        return Action(
+            phase="collection",
+            status="in_progress",
+            visible_tools=visible,
+            directive=directive,
+            suffix=suffix,
+            events=self._events(),
+        )
+
+    def _say(self, text: str, *, phase: Any) -> Action:
+        return Action(
+            phase=phase,
+            status="in_progress",
+            visible_tools=self._visible(),
+            directive=text,
+            preempt=True,
+            force_preempt=True,
+            message=text,
+            events=self._events(),
+        )
+
+    def _run(self, call: ToolCall) -> Action:
+        return Action(
+            phase="collection",
+            status="in_progress",
+            preempt=True,
+            force_preempt=True,
+            calls=(call,),
+            events=self._events(),
+        )
+
+    def _collect(self, name: str, args: Mapping[str, Any]) -> Call:
+        validator = self.agent.tools.get(name)
+        if validator is not None and name.startswith("set_"):
+            result = dict(validator(**args))
+            if result.get("error"):
+                return Call(name, dict(args), "error", result)
+            args = {next(iter(args), "value"): result.get("value", next(iter(args.values()), None))}
+        self._calls.append(ToolUse(name, dict(args)))
+        return Call(name, dict(args), "ok", {"received": True})
+
+    def _scope(self) -> str:
+        checkpointer = self.checkpointer
+        return checkpointer.identity.scope if checkpointer is not None else self.agent.name
+
+    def _log(self, tag: str, **data: object) -> None:
+        self._pending_events.append(DebugEntry(tag, len(self.turns), data))
+
+    def _events(self) -> tuple[DebugEntry, ...]:
+        events, self._pending_events = tuple(self._pending_events), []
+        return events
