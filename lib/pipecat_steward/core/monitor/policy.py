@@ -1,0 +1,250 @@
+"""When the monitor asks the SLM: deterministic first, the model only for fuzzy judgments.
+
+:func:`decide_assessment` looks at one moment of the conversation (the assistant finished its
+text, or the caller's final transcript arrived) and returns an :class:`Assess` naming why, or
+:class:`Skip`. The SLM runs only when
+
+- the current step is a judge step, or an open step carries an ``llm`` applicability
+  condition, and its exchange is under way (the agent has spoken since the step became
+  current and the caller answered after that) — the moment a verdict can change; or
+- a drift heuristic fires on the assistant's text: completion-claim language (including record
+  claims without words such as "completed") while a required step is open and no tool result
+  of this turn backs it, or a tool of a later step ran while an earlier judge step is open.
+
+Everything here is pure; the adapter keeps the :class:`Exchange` per step and the time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pipecat_steward.core.procedures.compiler import CompiledProcedures
+from pipecat_steward.core.procedures.state import (
+    ProcedureState,
+    StepState,
+    armed_checklists,
+    current_step,
+    step_state,
+)
+from pipecat_steward.core.procedures.steps import CompletionKind, Step
+
+__all__ = [
+    "MAX_REQUIREMENTS",
+    "Assess",
+    "AssessReason",
+    "Decision",
+    "Exchange",
+    "Moment",
+    "Skip",
+    "claims_completion",
+    "decide_assessment",
+    "is_question",
+    "judge_requirements",
+    "monitored",
+    "out_of_order_tools",
+    "promises_action",
+]
+
+MAX_REQUIREMENTS = 3
+_CLAIM = re.compile(
+    r"\b(done|completed?|finished|all set|taken care of|processed|charged|paid|booked|"
+    r"scheduled|confirmed|verified|submitted|approved|recorded|updated|attached|"
+    r"(i'?ve|i have|we'?ve|we have) (sent|found|pulled|located|booked|charged|updated|"
+    r"attached|checked|looked|verified|confirmed|processed|scheduled|sent))\b",
+    re.I,
+)
+_RECORD_CLAIM = re.compile(
+    r"\b((found|see|have|located|pulled up) (you|your|the) (record|file|account|appointment|"
+    r"booking|reservation|details|visit|chart)|found you|"
+    r"your (next )?(appointment|visit|booking|reservation|payment|record|order|refund) "
+    r"(is|was|has been|will be|for))\b",
+    re.I,
+)
+_PROMISE = re.compile(
+    r"\b(i'?ll|i will|let me|i'?m going to|i am going to|i'?m (now )?(sending|looking|checking|"
+    r"pulling|opening|booking|charging|processing)|one moment while i)\b",
+    re.I,
+)
+_ACTION = re.compile(
+    r"\b(send|sending|look|looking|check|checking|pull|pulling|open|opening|book|booking|"
+    r"charge|charging|process|processing|attach|schedule|search|find|run|submit|email|text)\b",
+    re.I,
+)
+
+
+class Moment(StrEnum):
+    """The conversational moment at which an assessment may start."""
+
+    ASSISTANT_TEXT = "assistant_text"
+    CALLER_FINAL = "caller_final"
+    GATE = "gate"
+
+
+class AssessReason(StrEnum):
+    """Why the SLM is consulted."""
+
+    JUDGE_STEP = "judge_step"
+    LLM_APPLIES = "llm_applies"
+    COMPLETION_CLAIM = "completion_claim"
+    OUT_OF_ORDER = "out_of_order"
+    GATE = "gate"
+
+
+@dataclass(frozen=True, slots=True)
+class Assess:
+    """Ask the SLM, for ``reason``, about ``steps`` (at most three judge requirements)."""
+
+    reason: AssessReason
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """No model call; ``why`` names the rule (for the trace)."""
+
+    why: str
+
+
+Decision = Assess | Skip
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What happened since the current step became current (kept by the adapter).
+
+    Attributes:
+        step: The step this exchange belongs to.
+        agent_spoke: The agent has spoken since the step became current.
+        caller_answered: The caller spoke after the agent did; from then on every new
+            utterance may change the verdict (the cache absorbs repeats).
+    """
+
+    step: str | None = None
+    agent_spoke: bool = False
+    caller_answered: bool = False
+
+    def follow(self, step: str | None) -> Exchange:
+        """The exchange for ``step`` (a fresh one when the current step moved)."""
+        return self if step == self.step else Exchange(step)
+
+    def heard(self, moment: Moment) -> Exchange:
+        """Record the agent's text or the caller's final transcript."""
+        if moment is Moment.ASSISTANT_TEXT:
+            return Exchange(self.step, True, self.caller_answered)
+        if moment is Moment.CALLER_FINAL and self.agent_spoke:
+            return Exchange(self.step, True, True)
+        return self
+
+
+def monitored(procs: CompiledProcedures, step: Step) -> bool:
+    """Whether the step's checklist has its monitor enabled."""
+    return procs.checklists[step.checklist].monitor.enabled
+
+
+def _open_llm_applies(
+    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
+) -> list[Step]:
+    return [
+        s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)
+        if s.applies_llm and step_state(s, variables) is StepState.OPEN and monitored(procs, s)
+    ]  # fmt: skip
+
+
+def judge_requirements(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    focus: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """At most three eligible requirements: ``focus``, the current judge step, llm conditions."""
+    current = current_step(procs, state, variables)
+    ids = [s for s in focus if s in procs.steps]
+    if current is not None and current.kind is CompletionKind.JUDGE and monitored(procs, current):
+        ids.append(current.id)
+    ids += [s.id for s in _open_llm_applies(procs, state, variables)]
+    return tuple(dict.fromkeys(ids))[:MAX_REQUIREMENTS]
+
+
+def claims_completion(text: str) -> bool:
+    """Completion-claim or record-claim language ("I've booked it", "your appointment is")."""
+    return bool(_CLAIM.search(text) or _RECORD_CLAIM.search(text))
+
+
+def is_question(text: str) -> bool:
+    """Whether the text ends by asking the caller something."""
+    return text.rstrip().rstrip("\"')").endswith("?")
+
+
+def promises_action(text: str) -> bool:
+    """A promise of a tool action ("I'll send the camera widget"), never a question."""
+    if is_question(text):
+        return False
+    return any(_PROMISE.search(s) and _ACTION.search(s) for s in re.split(r"(?<=[.!])\s+", text))
+
+
+def decide_assessment(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    moment: Moment,
+    *,
+    text: str = "",
+    exchange: Exchange = Exchange(),
+    backed: bool = False,
+    out_of_order: tuple[str, ...] = (),
+) -> Decision:
+    """Decide whether this moment needs an SLM assessment.
+
+    Args:
+        procs: The compiled procedures.
+        state: The procedure state.
+        variables: The blackboard.
+        moment: The assistant finished its text, or the caller's final transcript arrived.
+        text: The assistant's text (for the drift heuristics).
+        exchange: The current step's exchange, already updated with this moment.
+        backed: A non-error tool result arrived since the caller's last turn.
+        out_of_order: Tools of this turn that belong to steps after an open step.
+    """
+    current = current_step(procs, state, variables)
+    if current is None or not monitored(procs, current):
+        return Skip("no monitored open step")
+    steps = judge_requirements(procs, state, variables)
+    if steps and exchange.step == current.id and exchange.caller_answered:  # both sides spoke
+        reason = AssessReason.JUDGE_STEP if current.id in steps else AssessReason.LLM_APPLIES
+        return Assess(reason, steps)
+    if moment is not Moment.ASSISTANT_TEXT:
+        return Skip("exchange not under way")
+    if claims_completion(text) and not backed:
+        return Assess(AssessReason.COMPLETION_CLAIM, steps)
+    if out_of_order:
+        return Assess(AssessReason.OUT_OF_ORDER, steps)
+    return Skip("no drift")
+
+
+def out_of_order_tools(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    tools: tuple[str, ...],
+) -> tuple[str, ...]:
+    """Tools whose step has an open judge ancestor (acting before a fuzzy prerequisite)."""
+    armed = set(armed_checklists(procs, state))
+    out: list[str] = []
+    for tool in tools:
+        owners = [s for s in procs.steps.values() if s.tool == tool and s.checklist in armed]
+        if any(_open_judge_ancestor(procs, s, variables) for s in owners):
+            out.append(tool)
+    return tuple(out)
+
+
+def _open_judge_ancestor(
+    procs: CompiledProcedures, step: Step, variables: Mapping[str, object]
+) -> bool:
+    ancestors = (procs.steps[a] for a in procs.ancestors.get(step.id, ()))
+    return any(
+        a.kind is CompletionKind.JUDGE and step_state(a, variables) is StepState.OPEN
+        for a in ancestors
+    )

@@ -1,0 +1,212 @@
+"""The assessment request: the strict verdict schema and the evidence the SLM reads.
+
+The request shows every armed step as state (done / CURRENT / upcoming / not applicable) but
+asks the model to judge at most three eligible requirements; deterministic steps are marked as
+completing by themselves, so the model is never invited to complete them. Evidence is rendered
+in sections: platform facts (authoritative), tool results, application messages, dialogue —
+each line carrying its evidence id and source label. The request's cache key is
+``(procedure state hash, transcript tail, evidence revision)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pipecat_steward.core.monitor.evidence import Evidence, EvidenceKind, EvidenceLedger
+from pipecat_steward.core.monitor.policy import AssessReason
+from pipecat_steward.core.procedures.compiler import CompiledProcedures
+from pipecat_steward.core.procedures.state import (
+    ProcedureState,
+    StepState,
+    armed_checklists,
+    current_step,
+    step_state,
+)
+from pipecat_steward.core.procedures.steps import CompletionKind, Step
+
+__all__ = [
+    "VERDICT_SCHEMA",
+    "VIOLATION_KINDS",
+    "AssessmentRequest",
+    "CacheKey",
+    "build_request",
+    "cache_key",
+    "state_hash",
+]
+
+VIOLATION_KINDS = ("none", "skipped_step", "hallucination", "off_procedure", "premature_action")
+_NULLABLE_TEXT: dict[str, Any] = {"type": ["string", "null"]}
+_IDS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+
+VERDICT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": _NULLABLE_TEXT,
+        "current_step": _NULLABLE_TEXT,
+        "satisfied": _IDS,
+        "assessments": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "step": {"type": "string"},
+                    "status": {"type": "string", "enum": ["satisfied", "unsatisfied", "unknown"]},
+                    "evidence_ids": _IDS,
+                    "missing": _NULLABLE_TEXT,
+                },
+                "required": ["step", "status", "evidence_ids", "missing"],
+                "additionalProperties": False,
+            },
+        },
+        "violation": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": list(VIOLATION_KINDS)},
+                "step": _NULLABLE_TEXT,
+                "detail": _NULLABLE_TEXT,
+            },
+            "required": ["kind", "step", "detail"],
+            "additionalProperties": False,
+        },
+        "not_applicable": _IDS,
+        "suggested_correction": _NULLABLE_TEXT,
+    },
+    "required": [
+        "reasoning",
+        "current_step",
+        "satisfied",
+        "assessments",
+        "violation",
+        "not_applicable",
+        "suggested_correction",
+    ],  # fmt: skip
+    "additionalProperties": False,
+}
+"""The strict verdict schema; ``reasoning`` comes first (a small model that writes its
+rationale before the verdict is markedly more accurate)."""
+
+CacheKey = tuple[str, tuple[str, ...], int]
+"""``(procedure state hash, transcript tail, evidence revision)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AssessmentRequest:
+    """One assessment to send.
+
+    Attributes:
+        requirements: The judge requirements asked about (at most three).
+        shown: Every step id the request shows (what a verdict may name).
+        evidence_ids: Every evidence id the request shows (what a verdict may cite).
+        user: The user message (steps, requirements, evidence).
+        key: The cache key.
+        visit: The topic visit the request belongs to (a later visit voids its verdict).
+        reason: Why it was made.
+    """
+
+    requirements: tuple[str, ...]
+    shown: frozenset[str]
+    evidence_ids: frozenset[str]
+    user: str
+    key: CacheKey
+    visit: int
+    reason: AssessReason
+
+
+def state_hash(state: ProcedureState, variables: Mapping[str, object]) -> str:
+    """A short hash of the procedure state and every ``proc_*`` variable."""
+    procs = sorted((k, repr(v)) for k, v in variables.items() if k.startswith("proc_"))
+    text = repr((state.scopes, state.visit, procs))
+    return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
+
+
+def cache_key(
+    state: ProcedureState, variables: Mapping[str, object], ledger: EvidenceLedger,
+    requirements: tuple[str, ...] = (),
+) -> CacheKey:  # fmt: skip
+    """The cache key of an assessment over this state and evidence."""
+    return (state_hash(state, variables) + "/" + ",".join(requirements), ledger.tail(),
+            ledger.revision)  # fmt: skip
+
+
+def build_request(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    ledger: EvidenceLedger,
+    requirements: tuple[str, ...],
+    reason: AssessReason,
+) -> AssessmentRequest:
+    """Build the request for ``requirements`` over the armed checklists and the ledger."""
+    steps = [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
+    current = current_step(procs, state, variables)
+    parts = [
+        _checklist(steps, current, variables),
+        _requirements(procs, requirements),
+        _evidence(ledger),
+    ]
+    return AssessmentRequest(
+        requirements=requirements,
+        shown=frozenset(s.id for s in steps),
+        evidence_ids=ledger.ids,
+        user="\n\n".join(p for p in parts if p),
+        key=cache_key(state, variables, ledger, requirements),
+        visit=state.visit,
+        reason=reason,
+    )
+
+
+def _mark(step: Step, current: Step | None, variables: Mapping[str, object]) -> str:
+    match step_state(step, variables):
+        case StepState.DONE:
+            return "done (do not judge)"
+        case StepState.NOT_APPLICABLE:
+            return "not applicable"
+        case StepState.OPEN:
+            return "CURRENT" if current is not None and step.id == current.id else "upcoming"
+
+
+def _checklist(steps: list[Step], current: Step | None, variables: Mapping[str, object]) -> str:
+    lines = ["Procedure (in order):"]
+    for step in steps:
+        auto = "" if step.kind is CompletionKind.JUDGE else "; completes automatically"
+        lines.append(f"- {step.id} [{_mark(step, current, variables)}{auto}]: {step.title}")
+    return "\n".join(lines)
+
+
+def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> str:
+    if not requirements:
+        return "Requirements to judge: none. Only report a violation, if any."
+    lines = ["Requirements to judge (cite evidence ids for each):"]
+    for step_id in requirements:
+        step = procs.steps[step_id]
+        if step.kind is CompletionKind.JUDGE and step.judge:
+            lines.append(f"- {step_id}: satisfied when {step.judge}")
+        if step.applies_llm:
+            lines.append(f"- {step_id}: applies only when {step.applies_llm} "
+                         "(list it in not_applicable when it clearly does not apply)")  # fmt: skip
+    return "\n".join(lines)
+
+
+_SECTIONS = (
+    ("Platform facts (authoritative; a fact outranks anything said):", EvidenceKind.VARIABLE),
+    ("Tool results (platform-reported):", EvidenceKind.TOOL),
+    ("Application messages:", EvidenceKind.APPLICATION),
+    ("Dialogue (oldest first):", EvidenceKind.UTTERANCE),
+)
+
+
+def _evidence(ledger: EvidenceLedger) -> str:
+    entries = (*ledger.observations, *ledger.messages, *ledger.utterances)
+    blocks: list[str] = []
+    for title, kind in _SECTIONS:
+        lines = [_line(e) for e in entries if e.kind is kind]
+        if lines:
+            blocks.append("\n".join([title, *lines]))
+    return "\n\n".join(blocks) or "No evidence yet."
+
+
+def _line(entry: Evidence) -> str:
+    return f"[{entry.id}] {entry.source}: {entry.text}"
