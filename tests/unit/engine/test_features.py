@@ -302,3 +302,30 @@ def test_protocol_block_lists_hint_to_setter() -> None:
     result = step(compile_flow(BELLA), SessionState(), "Hi")
     assert "- Party size / number of guests → set_reservation_basics" in result.action.suffix
     assert Call  # the vocabulary is importable for users' scripts
+
+
+def test_a_declined_optional_slot_meets_requires() -> None:
+    config = {
+        "slots": [
+            {"name": "nickname", "setter": "set_nickname", "required": False},
+            {"name": "greeting_style", "setter": "set_style", "requires": ["nickname"], "ask": "Formal or casual?"},
+        ]
+    }
+    conv = Conversation(compile_flow(config), {})
+    conv.turn("Hi")
+    t = conv.turn("no nickname, thanks", calls(("decline_slot", {"slot": "nickname"})))
+    assert t.actions[-1].asks == ("greeting_style",)
+    assert "set_style" in t.actions[-1].visible_tools
+
+
+def test_auto_confirm_needs_a_readback_the_caller_heard() -> None:
+    config = toy(**{"slot:date": {"requires_readback": True},
+                    "slot:num_guests": {"validation": {"errors": {"too_many": "We seat up to 8."}}}})  # fmt: skip
+    tools = {"set_num_guests": lambda n: {"error": True, "error_code": "too_many"}}
+    conv = Conversation(compile_flow(config), tools)
+    conv.turn("Hi")
+    t = conv.turn("12 people on the 18th", calls(("set_num_guests", {"n": 12}), ("set_date", {"d": "2026-07-18"})))
+    assert t.said == "We seat up to 8." and conv.state.record("date").status == "pending"
+    t = conv.turn("Fine")
+    assert not any(c.name == "confirm_pending" for c in t.fired), "the date readback was never spoken"
+    assert t.actions[0].phase == "readback" and "confirm_pending" not in t.actions[0].visible_tools

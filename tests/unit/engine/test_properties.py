@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pipecat_steward.agent.dispatch import dispatch, execute
 from pipecat_steward.core.slots import CompiledFlow, Fire, compile_flow, decide, merge_record, step
-from pipecat_steward.core.slots.dag import is_active, is_usable
+from pipecat_steward.core.slots.dag import is_active, is_usable, requires_met
 from pipecat_steward.core.state import SessionState, SlotRecord
 
 STATUSES = ["empty", "pending", "deferred", "filled", "inferred", "declined"]
@@ -79,10 +79,10 @@ class Checker:
     def check_action(self, result: Any) -> None:
         state, action = result.state, result.action
         for name in action.asks:
-            assert all(state.record(r).settled for r in self.flow.slot[name].config.requires), "§9.1 ordering"
+            assert requires_met(self.flow, state.slots, self.flow.slot[name].config.requires), "§9.1 ordering"
         for setter in action.visible_tools & set(self.flow.setters):
             slots = [self.flow.slot[s] for _, s in self.flow.setters[setter]]
-            assert any(all(state.record(r).settled for r in s.config.requires) for s in slots), "§9.1/§9.6"
+            assert any(requires_met(self.flow, state.slots, s.config.requires) for s in slots), "§9.1/§9.6"
         for call in action.calls:
             if call.kind == "executor":
                 task = self.flow.task[call.task or ""]

@@ -88,7 +88,8 @@ class CompiledFlow:
     first, then optional ones), ``user_compiled`` (the user slots in declaration order) and
     ``user_rows`` (per user slot: name, setter or "", condition, requires), ``grouped_tasks``
     (tasks with ``readback_inputs``),
-    ``task_inputs`` / ``task_requires`` (task name → compiled slots), ``has_terminal`` and
+    ``task_inputs`` / ``task_requires`` (task name → compiled slots), ``has_terminal``,
+    ``optional`` (slots with ``required: false``; declining one meets a ``requires``) and
     ``protocol_blocks``, a cache per visible-tool set of the collection block, the hidden tools
     and the sorted visible names (all functions of the flow and that frozen set only).
     """
@@ -116,6 +117,7 @@ class CompiledFlow:
         init=False, repr=False, compare=False
     )
     has_terminal: bool = field(init=False, repr=False, compare=False)
+    optional: frozenset[str] = field(init=False, repr=False, compare=False)
     protocol_blocks: dict[frozenset[str], tuple[str, frozenset[str], tuple[str, ...]]] = field(
         init=False, repr=False, compare=False
     )
@@ -140,6 +142,7 @@ class CompiledFlow:
                 {t.name: tuple(self.slot[n] for n in t.config.requires) for t in self.tasks}
             ),
             "has_terminal": any(t.config.terminal for t in self.tasks),
+            "optional": frozenset(s.name for s in self.slots if not s.config.required),
             "protocol_blocks": {},
         }
         for name, value in derived.items():

@@ -7,6 +7,7 @@ changes the state; the same state always gives the same decision (§9.3).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot, CompiledTask
@@ -123,20 +124,34 @@ def _ready(flow: CompiledFlow, task: CompiledTask, state: SessionState) -> bool:
         if slot.condition is None or slot.condition.truthy(variables):
             return False
     for slot in flow.task_requires[task.name]:
+        record = slots.get(slot.config.name, EMPTY)
+        if record.status == "declined" and not slot.config.required:
+            continue
         if (slot.condition is None or slot.condition.truthy(variables)) and not is_usable(
-            slots.get(slot.config.name, EMPTY), turn
+            record, turn
         ):
             return False
     return True
 
 
-def _askable(slot: CompiledSlot, state: SessionState) -> bool:
+def _askable(flow: CompiledFlow, slot: CompiledSlot, state: SessionState) -> bool:
     slots = state.slots
     if slots.get(slot.config.name, EMPTY).status != "empty" or not is_active(slot, state):
         return False
     if not (slot.is_user or slot.is_announce):
         return False
-    return all(slots.get(r, EMPTY).status in SETTLED for r in slot.config.requires)
+    return requires_met(flow, slots, slot.config.requires)
+
+
+def requires_met(
+    flow: CompiledFlow, slots: Mapping[str, SlotRecord], requires: Sequence[str]
+) -> bool:
+    """Every required slot is settled, or is an optional slot the caller declined (seed 003)."""
+    for name in requires:
+        status = slots.get(name, EMPTY).status
+        if status not in SETTLED and not (status == "declined" and name in flow.optional):
+            return False
+    return True
 
 
 def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
@@ -150,12 +165,12 @@ def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
             continue
         if not (slot.is_user or slot.is_announce):
             continue
-        if cfg.requires and not all(slots.get(r, EMPTY).status in SETTLED for r in cfg.requires):
+        if cfg.requires and not requires_met(flow, slots, cfg.requires):
             continue
         if slot.is_announce:
             return Announce(cfg.name)
         partner = flow.partner.get(cfg.name)
-        if partner and _askable(flow.slot[partner], state) and flow.slot[partner].is_user:
+        if partner and _askable(flow, flow.slot[partner], state) and flow.slot[partner].is_user:
             return Ask((cfg.name, partner))
         return Ask((cfg.name,))
     return AllDone()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot
-from pipecat_steward.core.slots.dag import is_active
+from pipecat_steward.core.slots.dag import is_active, requires_met
 from pipecat_steward.core.slots.invalidate import invalidate_dependents
 from pipecat_steward.core.slots.merge import merge_record, put
 from pipecat_steward.core.state import SessionState, SlotError, SlotRecord
@@ -132,7 +132,7 @@ def _check_store(
     value: Any,
     result: Mapping[str, Any],
 ) -> str | None:
-    if not all(state.record(r).settled for r in slot.config.requires):
+    if not requires_met(flow, state.slots, slot.config.requires):
         return "prereq_not_met"
     rule = slot.config.validate_against
     if rule is None:

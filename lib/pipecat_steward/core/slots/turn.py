@@ -290,7 +290,9 @@ class Turn:
                 pending.append(name)
             elif status == "deferred":
                 deferred.append(name)
-        state.had_pending = bool(pending)
+        # Pending values count as read back only when this action presented the readback
+        # (an error preempt or a fired task says something else): auto-confirm needs it heard.
+        state.had_pending = bool(pending) and action.phase == "readback"
         state.fresh_deferred = list(self.fresh_deferred)
         state.seen_revision = state.revision
         filled.sort()

@@ -9,7 +9,8 @@ already read out (§4.3 fresh pending); ``correct_slot`` while something is sett
 from __future__ import annotations
 
 from pipecat_steward.core.slots.compiled import CompiledFlow
-from pipecat_steward.core.state import EMPTY, SETTLED, SessionState
+from pipecat_steward.core.slots.dag import requires_met
+from pipecat_steward.core.state import EMPTY, SessionState
 
 __all__ = ["visible_tools"]
 
@@ -44,7 +45,7 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
         if (
             (status == "empty" or status == "inferred")
             and (condition is None or condition.truthy(variables))
-            and (not requires or all(slots.get(r, EMPTY).status in SETTLED for r in requires))
+            and (not requires or requires_met(flow, slots, requires))
         ):
             open_ = True
             visible.add(setter)
