@@ -1,0 +1,193 @@
+"""The entity extractor's driver: one structured SLM call per final caller utterance.
+
+``attach_extractor(steward, client, stage)`` subscribes an :class:`EntityExtractor` to the
+steward's relay bus. It is off the voice path: calls run in a background task, one at a time;
+when caller turns pile up while a call is running, they coalesce into one follow-up call whose
+context still holds the intermediate turns. The policy is ``pipecat_steward.core.extraction``:
+eligible variables (scoped by the current step's ``expects``), the ``[<type>, null]`` schema,
+the caller-only context window, the skips (empty, non-lexical, synthetic, active secure
+capture) and the merge (null never clobbers; slot-backed variables become slot proposals).
+Results are merged into the LIVE session state when they arrive; every fault fails open and
+every call is metered by the client's ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.extraction import (
+    SkipReason,
+    build_context,
+    build_schema,
+    eligible,
+    extraction_prompt,
+    merge_extraction,
+    skip_reason,
+)
+from pipecat_steward.core.procedures import current_step
+from pipecat_steward.pipecat.events import SessionEvent, UserTranscript
+from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
+
+__all__ = ["SECURE_CAPTURE_VARIABLE", "EntityExtractor", "ExtractorStats", "attach_extractor"]
+
+SECURE_CAPTURE_VARIABLE = "secure_capture_active"
+"""The blackboard flag the default secure-capture check reads (set it while a keypad or card
+capture owns the caller's input)."""
+
+
+@dataclass
+class ExtractorStats:
+    """What the extractor did.
+
+    Attributes:
+        calls: Structured calls sent.
+        failures: Calls that failed (the extractor failed open).
+        coalesced: Caller turns folded into a later call.
+        skipped: Skip reason → count.
+        by_turn: Caller turn → ``{"written", "proposals", "refused"}`` of the call that ran for it.
+    """
+
+    calls: int = 0
+    failures: int = 0
+    coalesced: int = 0
+    skipped: dict[str, int] = field(default_factory=lambda: {})
+    by_turn: dict[int, dict[str, Any]] = field(default_factory=lambda: {})
+
+
+class EntityExtractor:
+    """The extractor of one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        steward: Steward,
+        client: SLMClient,
+        stage: SLMStage,
+        *,
+        secure_capture: Callable[[], bool] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.steward = steward
+        self.session: StewardSession = steward.session
+        self.client = client
+        self.stage = stage
+        self.timeout = timeout
+        self.secure_capture = secure_capture or self._flag
+        self.stats = ExtractorStats()
+        self.caller: list[str] = []
+        self.turn = 0
+        self._pending = False
+        self._task: asyncio.Task[None] | None = None
+        self._instruction = stage.prompts.get("extraction") or DEFAULT_PROMPTS["extraction"]
+
+    def start(self) -> EntityExtractor:
+        """Subscribe to the relay bus."""
+        self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
+        return self
+
+    def _flag(self) -> bool:
+        return bool(self.session.state.variables.get(SECURE_CAPTURE_VARIABLE))
+
+    async def drain(self) -> None:
+        """Wait until no extraction is running or pending."""
+        while self._task is not None and not self._task.done():
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Cancel a running extraction."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def on_event(self, event: SessionEvent) -> None:
+        """Queue an extraction for each final caller transcript (never blocks, never raises)."""
+        if not isinstance(event, UserTranscript):
+            return
+        try:
+            self._on_caller(event.text)
+        except Exception:
+            logger.exception("entity extractor failed on a transcript; continuing without it")
+
+    def _on_caller(self, text: str) -> None:
+        self.turn += 1
+        why = skip_reason(text, secure_capture=self.secure_capture())
+        if why is not None:
+            self.stats.skipped[why.value] = self.stats.skipped.get(why.value, 0) + 1
+            return
+        self.caller.append(text)
+        if self._task is not None and not self._task.done():
+            self.stats.coalesced += self._pending  # the older pending turn folds into this one
+            self._pending = True
+            return
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def _loop(self) -> None:
+        while True:
+            self._pending = False
+            await self._extract(self.turn)
+            if not self._pending:
+                return
+
+    async def _extract(self, turn: int) -> None:
+        if self.secure_capture():
+            self.stats.skipped[SkipReason.SECURE_CAPTURE.value] = (
+                self.stats.skipped.get(SkipReason.SECURE_CAPTURE.value, 0) + 1
+            )
+            return
+        specs = eligible(self.session.agent.variables, self._expects())
+        if not specs:
+            self.stats.skipped[SkipReason.NOTHING_ELIGIBLE.value] = (
+                self.stats.skipped.get(SkipReason.NOTHING_ELIGIBLE.value, 0) + 1
+            )
+            return
+        context = build_context(self.caller)
+        schema = build_schema(specs)
+        self.stats.calls += 1
+        try:
+            result = await self.client.complete(
+                self.stage, schema, compose_system(self._instruction, schema),
+                extraction_prompt(specs, context), timeout=self.timeout, scope="extraction",
+            )  # fmt: skip
+        except Exception as err:
+            self.stats.failures += 1
+            logger.warning(f"entity extractor: call failed, failing open: {err}")
+            return
+        self._merge(turn, specs, context, result.value)
+
+    def _merge(self, turn: int, specs: Any, context: Any, values: Any) -> None:
+        if self.secure_capture():
+            return  # a capture started while the call ran: its input must not be written
+        merged = merge_extraction(
+            specs, self.session.agent.flow, self.session.state, values, context
+        )
+        self.session.state = merged.state
+        self.session.host_write({})  # re-evaluate procedure steps against the new values
+        self.stats.by_turn[turn] = {
+            "written": list(merged.written),
+            "proposals": [
+                {"slot": p.name, "value": p.value, "status": p.status, "source": p.source,
+                 "taken": p.taken}
+                for p in merged.proposals
+            ],
+            "refused": [list(r) for r in merged.refused],
+        }  # fmt: skip
+
+    def _expects(self) -> tuple[str, ...]:
+        sup = self.session.supervisor
+        if sup is None:
+            return ()
+        step = current_step(sup.procs, sup.state, self.session.state.variables)
+        return step.expects if step else ()
+
+
+def attach_extractor(
+    steward: Steward, client: SLMClient, stage: SLMStage, **kwargs: Any
+) -> EntityExtractor:
+    """Build the extractor for ``steward``'s session and start it."""
+    return EntityExtractor(steward, client, stage, **kwargs).start()
