@@ -150,7 +150,9 @@ class StewardS2S(Steward):
             raise TypeError(f"{type(llm).__name__} is speech-to-speech: use attach_s2s(llm)")
         return super().attach(llm)
 
-    def attach_s2s(self, llm: LLMService, *, respond: bool | None = None) -> StewardS2S:
+    def attach_s2s(
+        self, llm: LLMService, *, respond: bool | None = None, catch_all: bool = True
+    ) -> StewardS2S:
         """Register every steward tool's handler on ``llm`` and steer it from session events.
 
         Args:
@@ -158,6 +160,9 @@ class StewardS2S(Steward):
             respond: Ask for the reply to each caller turn (the directive note gets
                 ``run_llm=True``). Default: only when the service will not reply by itself
                 (OpenAI Realtime with ``turn_detection.create_response=False``).
+            catch_all: Also answer calls to tools nobody registered (pipecat's catch-all
+                handler): they are refused with the directive, as a hidden tool is. Without
+                it pipecat drops such a call (Nova Sonic resets the conversation).
 
         Returns:
             This steward.
@@ -167,6 +172,8 @@ class StewardS2S(Steward):
         self.respond = _needs_response_request(llm) if respond is None else respond
         for name in self.tools.schemas:
             llm.register_function(name, self._handle_tool)
+        if catch_all:
+            llm.register_function(None, self._handle_tool)
         if self.channels.tool_set_update:
             _set_realtime_session(llm, tools=self.all_tools())
         return self
