@@ -78,9 +78,9 @@ def fire(
     """The nudge, once the deadline passed with the promised step still current."""
     if wd.deadline is None or wd.step is None or now < wd.deadline:
         return wd, None
-    step = current_step(procs, state, variables)
-    wd = replace(disarm(wd), nudged=wd.nudged | {wd.step})
-    if step is None or step.id != wd.step:
+    step, promised = current_step(procs, state, variables), wd.step
+    wd = replace(disarm(wd), nudged=wd.nudged | {promised})
+    if step is None or step.id != promised:
         return wd, None
     text = correction_text(None, step)
     nudge = Correction(step.id, step.checklist, None, Severity.NUDGE, text, now,
