@@ -146,47 +146,71 @@ AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appoi
 CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], int]] = {
     # The model looks the patient up with a guessed birth date before the read-back.
     "order_violation": (
-        [("var", "customer_auth_status", "verified"),
-         ("agent", "Let me look you up."), ("tool", "find_patient", FOUND),
-         ("agent", "Found you."),
-         ("caller", "Okay"), ("agent", "Your next visit is on July 14th."),
-         ("caller", "Great")],
+        [
+            ("var", "customer_auth_status", "verified"),
+            ("agent", "Let me look you up."),
+            ("tool", "find_patient", FOUND),
+            ("agent", "Found you."),
+            ("caller", "Okay"),
+            ("agent", "Your next visit is on July 14th."),
+            ("caller", "Great"),
+        ],
         [PREMATURE, PREMATURE, PREMATURE, PREMATURE],
-        ["out_of_order -> observe (needs the same finding on the next check)",
-         "judge_step -> queue note premature_action:confirm_identity",
-         "judge_step -> observe (identical correction already queued)",
-         "delivered premature_action:confirm_identity",
-         "judge_step -> observe (correction budget spent)"],
+        [
+            "out_of_order -> observe (needs the same finding on the next check)",
+            "judge_step -> queue note premature_action:confirm_identity",
+            "judge_step -> observe (identical correction already queued)",
+            "delivered premature_action:confirm_identity",
+            "judge_step -> observe (correction budget spent)",
+        ],
         1,
     ),  # fmt: skip
     # Hallucinated progress: "your card has been charged" with no payment tool ever run.
     "hallucinated_payment": (
-        [("done", *AT_COPAY, "ask_copay"), ("agent", "Your copay has been charged."),
-         ("caller", "Thanks"), ("agent", "You're all set, the payment is done."),
-         ("caller", "Bye")],
+        [
+            ("done", *AT_COPAY, "ask_copay"),
+            ("agent", "Your copay has been charged."),
+            ("caller", "Thanks"),
+            ("agent", "You're all set, the payment is done."),
+            ("caller", "Bye"),
+        ],
         [CHARGED, CHARGED],
-        ["completion_claim -> observe (needs the same finding on the next check)",
-         "completion_claim -> deliver severe hallucination:take_payment"],
+        [
+            "completion_claim -> observe (needs the same finding on the next check)",
+            "completion_claim -> deliver severe hallucination:take_payment",
+        ],
         1,
     ),  # fmt: skip
     # The agent skips the copay question and talks about something else.
     "skipped_step": (
-        [("done", *AT_COPAY), ("agent", "Your photo is attached."), ("caller", "Cool"),
-         ("agent", "Anything else today?"), ("caller", "No"), ("agent", "Bye then!"),
-         ("caller", "Wait")],
+        [
+            ("done", *AT_COPAY),
+            ("agent", "Your photo is attached."),
+            ("caller", "Cool"),
+            ("agent", "Anything else today?"),
+            ("caller", "No"),
+            ("agent", "Bye then!"),
+            ("caller", "Wait"),
+        ],
         [verdict(), *[SKIPPED] * 5],
-        ["completion_claim -> clean",
-         "judge_step -> observe (needs the same finding on the next check)",
-         "judge_step -> queue note skipped_step:ask_copay",
-         "delivered skipped_step:ask_copay",
-         *["judge_step -> observe (correction budget spent)"] * 3],
+        [
+            "completion_claim -> clean",
+            "judge_step -> observe (needs the same finding on the next check)",
+            "judge_step -> queue note skipped_step:ask_copay",
+            "delivered skipped_step:ask_copay",
+            *["judge_step -> observe (correction budget spent)"] * 3,
+        ],
         1,
     ),  # fmt: skip
     # Off-procedure talk is recorded on every check and never corrected.
     "off_procedure": (
-        [("done", *AT_COPAY), ("agent", "Your copay is $40, pay now?"),
-         ("caller", "Is it raining there?"), ("agent", "It is sunny here!"),
-         ("caller", "Nice")],
+        [
+            ("done", *AT_COPAY),
+            ("agent", "Your copay is $40, pay now?"),
+            ("caller", "Is it raining there?"),
+            ("agent", "It is sunny here!"),
+            ("caller", "Nice"),
+        ],
         [OFF, OFF, OFF],
         ["judge_step -> observe (off_procedure is recorded, never corrected)"] * 3,
         0,

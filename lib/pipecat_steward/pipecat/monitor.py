@@ -150,6 +150,7 @@ class ProcedureMonitor:
         self._turn_tools: list[tuple[str, bool]] = []
         self._inflight: dict[Any, asyncio.Task[CheckResult | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._deferred: tuple[Moment, str] | None = None
         self.on_verdict: Callable[[AssessmentRequest, CheckResult], None] | None = None
         """Called with every fresh checked verdict (traces and tests)."""
         self._system = compose_system(
@@ -259,6 +260,15 @@ class ProcedureMonitor:
         variables = self._vars()
         step = current_step(sup.procs, sup.state, variables)
         self.exchange = self.exchange.follow(step.id if step else None).heard(moment)
+        if self._inflight:  # in-progress guard: decide again once the running check is applied
+            self._deferred = (moment, text)
+            return
+        self._decide(moment, text)
+
+    def _decide(self, moment: Moment, text: str) -> None:
+        sup = self.session.supervisor
+        assert sup is not None
+        variables = self._vars()
         tools = tuple(n for n, acted in self._turn_tools if acted)
         decision = decide_assessment(
             sup.procs, sup.state, variables, moment, text=text, exchange=self.exchange,
@@ -308,6 +318,11 @@ class ProcedureMonitor:
         if self.on_verdict is not None:
             self.on_verdict(request, checked)
         await self._apply(checked, request)
+        self._inflight.pop(request.key, None)
+        if self._deferred is not None and not self._inflight:
+            moment, text = self._deferred
+            self._deferred = None
+            self._decide(moment, text)
         return checked
 
     async def _apply(self, checked: CheckResult, request: AssessmentRequest) -> None:

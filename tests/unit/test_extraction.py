@@ -1,0 +1,158 @@
+"""Entity extraction, pure: eligibility, schema, context window, skips and the merge rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pipecat_steward.core.extraction import (
+    MAX_CHARS,
+    MAX_PREVIOUS,
+    ExtractionContext,
+    SkipReason,
+    build_context,
+    build_schema,
+    eligible,
+    extraction_prompt,
+    merge_extraction,
+    skip_reason,
+    source_span,
+)
+from pipecat_steward.core.slots import compile_flow
+from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.core.variables import VariableSpec
+
+SPECS = (
+    VariableSpec(name="patient_name", extraction=True, description="The patient's full name."),
+    VariableSpec(name="date_of_birth", type="date", extraction=True, description="Birth date."),
+    VariableSpec(name="party_size", type="integer", extraction=True, description="Guests."),
+    VariableSpec(name="copay_consent", type="boolean", description="Agreed to pay now."),
+    VariableSpec(
+        name="plan", type="enum", values=("basic", "pro"), extraction=True, description="Plan tier."
+    ),  # fmt: skip
+    VariableSpec(name="card_number", extraction=True, sensitive=True, description="Card."),
+    VariableSpec(name="auth_status", extraction=True, linked=True, description="Set by host."),
+    VariableSpec(name="notes", extraction=True),  # no description
+)
+FLOW = compile_flow(
+    {
+        "slots": [
+            {"name": "date_of_birth", "setter": "set_dob", "hint": "Birth date"},
+            {"name": "party_size", "setter": "set_size", "hint": "Guests"},
+        ]
+    },  # fmt: skip
+    [s.name for s in SPECS],
+)
+ELIGIBLE = eligible(SPECS)
+
+
+def merge(values: dict[str, Any], lines: list[str], state: SessionState | None = None):
+    return merge_extraction(ELIGIBLE, FLOW, state or SessionState(), values, build_context(lines))
+
+
+def test_eligibility_excludes_sensitive_linked_and_undescribed_and_adds_expects() -> None:
+    assert [s.name for s in ELIGIBLE] == ["patient_name", "date_of_birth", "party_size", "plan"]
+    scoped = [s.name for s in eligible(SPECS, expects=("copay_consent", "card_number"))]
+    assert scoped == ["copay_consent", "patient_name", "date_of_birth", "party_size", "plan"]
+
+
+def test_every_property_is_nullable_and_required_and_the_prompt_says_null() -> None:
+    schema = build_schema(ELIGIBLE)
+    assert all(p["type"][1] == "null" for p in schema["properties"].values())
+    assert schema["required"] == [s.name for s in ELIGIBLE]
+    assert schema["additionalProperties"] is False
+    jsonschema.validate(dict.fromkeys(schema["required"]), schema)
+    assert schema["properties"]["plan"]["enum"] == ["basic", "pro", None]
+    prompt = extraction_prompt(ELIGIBLE, ExtractionContext("Hi", ("earlier",)))
+    assert "not stated → null" in prompt and '"earlier"' in prompt and prompt.endswith('"Hi"')
+
+
+def test_context_is_the_latest_plus_six_previous_caller_utterances_cut_at_500() -> None:
+    lines = [f"utterance {i} " + "x" * 600 for i in range(10)]
+    context = build_context(lines)
+    assert len(context.previous) == MAX_PREVIOUS
+    assert context.latest.startswith("utterance 9") and len(context.latest) == MAX_CHARS
+    assert context.previous[0].startswith("utterance 3")
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "reason"),
+    [
+        ("", {}, SkipReason.EMPTY),
+        ("   ", {}, SkipReason.EMPTY),
+        ("um... uh, hmm", {}, SkipReason.NON_LEXICAL),
+        ("[noise] (cough)", {}, SkipReason.NON_LEXICAL),
+        ("[Procedure check] The step is open.", {}, SkipReason.SYNTHETIC),
+        ("anything", {"synthetic": True}, SkipReason.SYNTHETIC),
+        ("4242 4242 4242 4242", {"secure_capture": True}, SkipReason.SECURE_CAPTURE),
+        ("Yes", {}, None),
+        ("1990", {}, None),
+    ],
+)
+def test_skips(text: str, kwargs: dict[str, bool], reason: SkipReason | None) -> None:
+    assert skip_reason(text, **kwargs) == reason
+
+
+def test_null_never_clobbers() -> None:
+    state = SessionState(variables={"patient_name": "Ada Lovelace"})
+    merged = merge({"patient_name": None, "plan": None}, ["never mind"], state)
+    assert merged.state.variables["patient_name"] == "Ada Lovelace"
+    assert merged.written == () and merged.proposals == ()
+
+
+def test_linked_and_sensitive_writes_are_refused_and_bad_types_too() -> None:
+    specs = (*ELIGIBLE, SPECS[5], SPECS[6])
+    merged = merge_extraction(specs, FLOW, SessionState(),
+                              {"auth_status": "verified", "card_number": "4242", "plan": "gold"},
+                              build_context(["I'm verified, card 4242, gold plan"]))  # fmt: skip
+    assert dict(merged.refused) == {"auth_status": "linked", "card_number": "sensitive",
+                                    "plan": "not a enum"}  # fmt: skip
+    assert "auth_status" not in merged.state.variables
+
+
+def test_plain_variables_are_coerced_and_written() -> None:
+    merged = merge(
+        {"patient_name": " Ada Lovelace ", "plan": "PRO"}, ["Ada Lovelace, the pro plan"]
+    )
+    assert merged.state.variables == {"patient_name": "Ada Lovelace", "plan": "pro"}
+    assert merged.written == ("patient_name", "plan")
+
+
+def test_a_four_digit_birth_year_completes_an_earlier_month_and_day() -> None:
+    lines = ["I was born on December 10th", "1990"]
+    merged = merge({"date_of_birth": "1990-12-10"}, lines)
+    record = merged.state.slots["date_of_birth"]
+    assert record.status == "filled" and record.value == "1990-12-10"
+    assert record.origin == "extraction"
+    assert record.source == "I was born on December 10th … 1990"
+    assert merged.state.variables["date_of_birth"] == "1990-12-10"
+
+
+def test_a_derived_value_is_inferred_with_the_latest_utterance_as_its_source() -> None:
+    merged = merge({"party_size": 2}, ["Just me and my wife"])
+    record = merged.state.slots["party_size"]
+    assert (record.status, record.value, record.source) == ("inferred", 2, "Just me and my wife")
+
+
+def test_slot_merge_rules_hold_for_extraction_proposals() -> None:
+    state = SessionState()
+    state.slots["party_size"] = SlotRecord("filled", 4, "four of us", "user", 1)
+    state.slots["date_of_birth"] = SlotRecord("declined", None, "rather not say", "user", 1)
+    merged = merge(
+        {"party_size": 6, "date_of_birth": "1990-12-10"}, ["six, born 10 12 1990"], state
+    )
+    assert merged.state.slots["party_size"].value == 4
+    assert merged.state.slots["date_of_birth"].status == "declined"
+    assert [p.taken for p in merged.proposals] == [False, False]
+
+
+def test_source_spans() -> None:
+    dob = SPECS[1]
+    both = ExtractionContext("1990", ("born december 10",))
+    assert source_span(dob, "1990-12-10", both) == "born december 10 … 1990"
+    assert source_span(dob, "1990-12-10", ExtractionContext("in the winter")) is None
+    yes = VariableSpec(name="ok", type="boolean", description="d")
+    assert source_span(yes, True, ExtractionContext("Yes, charge it")) == "Yes, charge it"
+    assert source_span(yes, True, ExtractionContext("charge it")) is None
