@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 SHIPPED = {"PED-2002"}
-_MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}}
+_MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}, "attempts": []}
 
 
 def _load() -> dict[str, Any]:
@@ -31,14 +32,25 @@ def _store(ledger: dict[str, Any]) -> None:
         os.replace(tmp, path)
 
 
+def _latency() -> None:
+    # Simulated backend latency (crash tests set it so kills land inside a call).
+    delay = float(os.environ.get("STEWARD_ORDER_DESK_LATENCY", "0") or 0)
+    if delay:
+        time.sleep(delay)
+
+
 def _once(name: str, key: str, effect: dict[str, Any]) -> dict[str, Any]:
     """Act once per idempotency key; a replay returns the recorded outcome."""
+    _latency()
     ledger = _load()
+    ledger.setdefault("attempts", []).append(key)
     if key in ledger["outcomes"]:
+        _store(ledger)
         return ledger["outcomes"][key]
     ledger["effects"].append({"tool": name, "key": key})
     ledger["outcomes"][key] = effect
     _store(ledger)
+    _latency()
     return effect
 
 
@@ -68,7 +80,10 @@ def cancel_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
 
 def track_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
     """Look the order up (read-only; the key is accepted for uniformity)."""
-    return {"success": True, "order_status": "out for delivery" if order_id.endswith("1") else "being packed"}
+    return {
+        "success": True,
+        "order_status": "out for delivery" if order_id.endswith("1") else "being packed",
+    }
 
 
 def contest_charge(subject: str, amount: str, idempotency_key: str) -> dict[str, Any]:

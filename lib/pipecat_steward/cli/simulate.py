@@ -36,12 +36,15 @@ def add_parser(sub: Any) -> None:
         "--session", default="simulate", help="session id of the conversation identity"
     )
     parser.add_argument("--tenant", default="local", help="tenant id of the conversation identity")
+    parser.add_argument(
+        "--direct", action="store_true", help="drive the engine without Pipecat (fast; crash tests)"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario(s) and print traces, a transcript or metrics."""
-    if not args.verbose:
+    if not args.verbose and not args.direct:
         _quiet_pipecat()
     from pipecat_steward.testing.metrics import summarise
 
@@ -64,7 +67,12 @@ async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
     from pipecat_steward.agent.checkpointing import Checkpointer
     from pipecat_steward.agent.loader import load_agent
     from pipecat_steward.storage.checkpoints import Identity, open_store
-    from pipecat_steward.testing.simulate import load_scenario, run_scenario
+    from pipecat_steward.testing.scenario import load_scenario
+
+    if args.direct:
+        from pipecat_steward.testing.direct import run_scenario_direct as run_scenario
+    else:
+        from pipecat_steward.testing.simulate import run_scenario
 
     agent = load_agent(args.agent)
     scenario = load_scenario(path)

@@ -1,53 +1,74 @@
 """Public test doubles for pipecat-steward users; everything here runs offline.
 
-A scripted LLM service, local fakes of the LLM providers, and a text-mode pipeline runner.
+A scripted LLM service, local fakes of the LLM providers, a text-mode pipeline runner, the
+scenario format and two ways to play a scenario: through the real Pipecat pipeline
+(``run_scenario``) or straight through the engine driver (``run_scenario_direct``).
+
+Names load lazily, so importing the framework-free parts (``scenario``, ``direct``) does not
+import Pipecat.
 """
 
-from pipecat_steward.testing.pipeline import (
-    PlaybackTransport,
-    TextPipeline,
-    TextTTS,
-    transcript_turn_strategies,
-)
-from pipecat_steward.testing.script import Call, Say, Step, split_step
-from pipecat_steward.testing.scripted_llm import (
-    CallOutcome,
-    CallRecord,
-    ContextSnapshot,
-    FunctionStep,
-    Inference,
-    ScriptedLLM,
-    ScriptItem,
-    visible_tool_names,
-)
-from pipecat_steward.testing.servers import (
-    ChatCompletionsServer,
-    GeminiLiveServer,
-    NovaSonicFake,
-    RealtimeServer,
-    nova_sonic_service,
-)
+from __future__ import annotations
 
-__all__ = [
-    "Call",
-    "CallOutcome",
-    "CallRecord",
-    "ChatCompletionsServer",
-    "ContextSnapshot",
-    "FunctionStep",
-    "GeminiLiveServer",
-    "Inference",
-    "NovaSonicFake",
-    "PlaybackTransport",
-    "RealtimeServer",
-    "Say",
-    "ScriptItem",
-    "ScriptedLLM",
-    "Step",
-    "TextPipeline",
-    "TextTTS",
-    "nova_sonic_service",
-    "split_step",
-    "transcript_turn_strategies",
-    "visible_tool_names",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipecat_steward.testing.direct import run_scenario_direct
+    from pipecat_steward.testing.pipeline import (
+        PlaybackTransport,
+        TextPipeline,
+        TextTTS,
+        transcript_turn_strategies,
+    )
+    from pipecat_steward.testing.scenario import (
+        Scenario,
+        ScenarioTurn,
+        check_expectations,
+        load_scenario,
+        trace_turn,
+    )
+    from pipecat_steward.testing.script import Call, Say, Step, split_step
+    from pipecat_steward.testing.scripted_llm import (
+        CallOutcome,
+        CallRecord,
+        ContextSnapshot,
+        FunctionStep,
+        Inference,
+        ScriptedLLM,
+        ScriptItem,
+        visible_tool_names,
+    )
+    from pipecat_steward.testing.servers import (
+        ChatCompletionsServer,
+        GeminiLiveServer,
+        NovaSonicFake,
+        RealtimeServer,
+        nova_sonic_service,
+    )
+    from pipecat_steward.testing.simulate import run_scenario
+
+_WHERE = {
+    "pipeline": ("PlaybackTransport", "TextPipeline", "TextTTS", "transcript_turn_strategies"),
+    "script": ("Call", "Say", "Step", "split_step"),
+    "scripted_llm": (
+        "CallOutcome", "CallRecord", "ContextSnapshot", "FunctionStep", "Inference", "ScriptedLLM",
+        "ScriptItem", "visible_tool_names",
+    ),
+    "servers": ("ChatCompletionsServer", "GeminiLiveServer", "NovaSonicFake", "RealtimeServer", "nova_sonic_service"),
+    "scenario": ("Scenario", "ScenarioTurn", "check_expectations", "load_scenario", "trace_turn"),
+    "simulate": ("run_scenario",),
+    "direct": ("run_scenario_direct",),
+}  # fmt: skip
+_MODULE = {name: module for module, names in _WHERE.items() for name in names}
+
+__all__ = sorted(_MODULE)  # pyright: ignore[reportUnsupportedDunderAll]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

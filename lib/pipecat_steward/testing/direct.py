@@ -1,0 +1,128 @@
+"""Play a scenario straight through the engine driver, without Pipecat.
+
+The same ``Driver`` the Pipecat hook hosts runs here under a tiny host: the scripted model's
+tool calls go through the session (refused when not visible, as a model cannot call a tool it
+does not see), its text is recorded, preempts are spoken verbatim. It imports no Pipecat module
+and starts in a fraction of a second, which the crash tests need (a process per kill point);
+the full pipeline stays the reference (``simulate.py``), and tests check they agree.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.agent.checkpointing import Checkpointer
+from pipecat_steward.agent.conversation import Call
+from pipecat_steward.agent.driver import Driver
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.agent.transactions import TransactionSession
+from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.testing.scenario import (
+    Scenario,
+    ScenarioInference,
+    TurnClock,
+    before_turn,
+    scripted_backend,
+    trace_turn,
+    turn_record,
+)
+
+__all__ = ["run_scenario_direct"]
+
+
+class _DirectHost:
+    """The driver's host: a scripted model instead of an LLM service."""
+
+    def __init__(self, driver: Driver, session: StewardSession) -> None:
+        self.driver = driver
+        self.session = session
+        self.queue: list[ScenarioInference] = []
+
+    async def run_llm(self, action: Action) -> None:
+        if not self.queue:
+            if action.directive:
+                self.session.spoke(action.directive, "llm")
+            return
+        step = self.queue.pop(0)
+        if step.say:
+            self.session.spoke(step.say, "llm")
+        for call in step.calls:
+            await self._call(action, call.name, call.args)
+        if step.calls:
+            await self.driver.inference(self, "", first_turn=False, speculative=False)
+
+    async def _call(self, action: Action, name: str, args: dict[str, Any]) -> None:
+        session = self.session
+        if name in session.agent.llm_tools:
+            await session.agent_tool_call(name, args)
+        elif name in action.visible_tools:
+            session.tool_call(name, args)
+        else:
+            session.turn.llm_calls.append(Call(name, dict(args), "refused"))
+
+    async def speak(self, text: str) -> None:
+        return None
+
+    async def deliver(self, action: Action) -> None:
+        self.session.take_payloads(action)
+        self.session.take_status()
+
+    def record(self, call: ToolCall, done: Call) -> None:
+        return None
+
+
+def _session(
+    agent: Agent, scenario: Scenario, checkpointer: Checkpointer | None, clock: TurnClock
+) -> StewardSession:
+    options: dict[str, Any] = dict(
+        rng=random.Random(scenario.seed),
+        event_data=scenario.event_data,
+        channel=scenario.channel,
+        gate_timeout_s=scenario.gate_timeout_s,
+        checkpointer=checkpointer,
+    )
+    if "intents" in agent.raw:
+        return TransactionSession(agent, clock=clock, **options)
+    return StewardSession(agent, **options)
+
+
+async def run_scenario_direct(
+    agent: Agent | str | Path,
+    scenario: Scenario,
+    *,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+    checkpointer: Checkpointer | None = None,
+) -> list[dict[str, Any]]:
+    """Play ``scenario`` through the driver; return one trace per caller turn.
+
+    With a ``checkpointer`` the session is restored by identity first and completed turns are
+    skipped, so a killed run resumes when run again.
+    """
+    loaded = scripted_backend(
+        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
+    )
+    clock = TurnClock()
+    session = _session(loaded, scenario, checkpointer, clock)
+    await session.restore()
+    driver = Driver(session)
+    host = _DirectHost(driver, session)
+    traces: list[dict[str, Any]] = []
+    for number, turn in enumerate(scenario.turns, 1):
+        if number <= session.turns_done:
+            continue
+        clock.turn = number
+        before_turn(session, turn)
+        host.queue = list(turn.llm)
+        first = not any(u for t in session.turns for u in t.bot)
+        await driver.inference(host, turn.user, first_turn=first, speculative=False)
+        session.turns_done = number
+        await session.save()
+        trace = trace_turn(number, session, turn_record(session, turn.user))
+        traces.append(trace)
+        if on_turn:
+            on_turn(trace)
+    return traces
