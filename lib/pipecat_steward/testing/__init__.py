@@ -62,7 +62,36 @@ _WHERE = {
 }  # fmt: skip
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
-__all__ = sorted(_MODULE)  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ = [
+    "Call",
+    "CallOutcome",
+    "CallRecord",
+    "ChatCompletionsServer",
+    "ContextSnapshot",
+    "FunctionStep",
+    "GeminiLiveServer",
+    "Inference",
+    "NovaSonicFake",
+    "PlaybackTransport",
+    "RealtimeServer",
+    "Say",
+    "Scenario",
+    "ScenarioTurn",
+    "ScriptItem",
+    "ScriptedLLM",
+    "Step",
+    "TextPipeline",
+    "TextTTS",
+    "check_expectations",
+    "load_scenario",
+    "nova_sonic_service",
+    "run_scenario",
+    "run_scenario_direct",
+    "split_step",
+    "trace_turn",
+    "transcript_turn_strategies",
+    "visible_tool_names",
+]
 
 
 def __getattr__(name: str) -> Any:
