@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+
+# isort: split
+
 import importlib
 
 import pytest
