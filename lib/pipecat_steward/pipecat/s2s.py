@@ -142,7 +142,9 @@ class StewardS2S(Steward):
 
     def all_tools(self) -> ToolsSchema:
         """Every steward tool (and the app's extra tools), for the service to advertise."""
-        return ToolsSchema(standard_tools=[*self.tools.schemas.values(), *self.tools.extra])
+        tools = self.tools
+        schemas = [*tools.schemas.values(), *tools.agent_schemas.values(), *tools.extra]
+        return ToolsSchema(standard_tools=schemas)
 
     def attach(self, llm: LLMService) -> StewardHook:
         """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
@@ -172,6 +174,8 @@ class StewardS2S(Steward):
         self.respond = _needs_response_request(llm) if respond is None else respond
         for name in self.tools.schemas:
             llm.register_function(name, self._handle_tool)
+        for name in self.tools.agent_schemas:
+            llm.register_function(name, self._handle_tool)
         if catch_all:
             llm.register_function(None, self._handle_tool)
         if self.channels.tool_set_update:
@@ -200,12 +204,25 @@ class StewardS2S(Steward):
 
     async def _handle_tool(self, params: FunctionCallParams) -> None:
         async with self._lock:
-            result = await self.tool_result(params.function_name, dict(params.arguments))
+            name, args = params.function_name, dict(params.arguments)
+            result = await self.tool_result(name, args, params.tool_call_id)
+            statuses = self.session.take_status()
+        for status in statuses:  # checklist status for the client, as the cascade sends it
+            await self._llm.queue_frame(RTVIServerMessageFrame(data=status))
         await params.result_callback(result)
 
-    async def tool_result(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Route one steward tool call; the engine's next steer rides in the result."""
-        call = self.session.tool_call(name, args)
+    async def tool_result(
+        self, name: str, args: dict[str, Any], call_id: str | None = None
+    ) -> dict[str, Any]:
+        """Route one tool call; the engine's next steer rides in the result.
+
+        The agent's own tools go through the procedure gate (``agent_tool_call``); steward
+        tools, and any other name, through ``tool_call``, which refuses what is not visible.
+        """
+        if name in self.tools.agent_schemas:
+            call = await self.session.agent_tool_call(name, args, call_id)
+        else:
+            call = self.session.tool_call(name, args)
         result = dict(call.result)
         if call.outcome == "refused":
             steer = Steer("", str(result.get("directive", "")))

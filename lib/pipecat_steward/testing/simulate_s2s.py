@@ -31,6 +31,7 @@ from pipecat_steward.testing.simulate import (
     Scenario,
     ScenarioInference,
     _backend,  # pyright: ignore[reportPrivateUsage]
+    _before_turn,  # pyright: ignore[reportPrivateUsage]
     trace_turn,
 )
 
@@ -170,6 +171,7 @@ async def run_scenario_s2s(
     traces: list[dict[str, Any]] = []
     async with realtime_run(loaded, rng=rng, **options) as run:
         for number, turn in enumerate(scenario.turns, 1):
+            _before_turn(run.steward, turn)  # host writes and injected verdicts
             record = await run.turn(turn.user, [_step(i) for i in turn.llm])
             traces.append(trace_turn(number, run.steward, record))
             if on_turn:
