@@ -17,6 +17,7 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.exceptions import ConfigError
 
 from .flows import BELLA, toy
 from .test_worked_examples import FirstChoice, calls, check_availability, make_reservation
@@ -329,3 +330,39 @@ def test_auto_confirm_needs_a_readback_the_caller_heard() -> None:
     t = conv.turn("Fine")
     assert not any(c.name == "confirm_pending" for c in t.fired), "the date readback was never spoken"
     assert t.actions[0].phase == "readback" and "confirm_pending" not in t.actions[0].visible_tools
+
+
+def test_a_setter_that_only_infers_stores_the_inference() -> None:
+    flow = compile_flow({"slots": [{"name": "company_size", "setter": "set_company_size"}]})
+    from pipecat_steward.core.slots import route_setter
+
+    routed = route_setter(flow, SessionState(), "set_company_size", {"stored": True, "inferred": {"company_size": "10-49"}}, "we're about thirty people")
+    assert routed.ok and routed.reply == {"stored": True, "slots": [], "inferred": ["company_size"]}
+    record = routed.state.record("company_size")
+    assert (record.status, record.value, record.source) == ("inferred", "10-49", "we're about thirty people")
+
+
+def test_enum_slots_coerce_to_their_values_and_need_them() -> None:
+    config = {"slots": [{"name": "timeline", "setter": "set_timeline", "type": "enum", "values": ["now", "this_quarter"]},
+                        {"name": "email", "setter": "set_email"}]}  # fmt: skip
+    conv = Conversation(compile_flow(config), {})
+    conv.turn("Hi")
+    conv.turn("this quarter", calls(("set_timeline", {"t": "THIS_QUARTER"})))
+    assert conv.state.record("timeline").value == "this_quarter"
+    t = conv.turn("next year", calls(("correct_slot", {"slot": "timeline", "value": "next_year"})))
+    assert t.llm_calls[0].outcome == "error" and conv.state.record("timeline").value == "this_quarter"
+    with pytest.raises(ConfigError, match=r"slots\[0\].values: an enum slot needs `values`"):
+        compile_flow({"slots": [{"name": "t", "setter": "s", "type": "enum"}]})
+
+
+def test_the_stall_escape_comes_before_a_hard_steer_back() -> None:
+    config = toy()
+    config["stall_escape_after"] = 3
+    config["steer_back"] = {"soft_after": 2, "hard_after": 4, "escalate_after": 9}
+    conv = Conversation(compile_flow(config), {})
+    for text in ("Hi", "hmm", "what?"):
+        conv.turn(text)
+    t = conv.turn("no idea")  # the 4th turn: both the hard steer-back and the stall escape are due
+    assert any(e.tag == "stall_escape" for e in t.events) and conv.state.status == "escalated"
+    assert not any(e.tag == "steer_back_hard" for e in t.events)
+    assert t.said.startswith("Let me hand you to a colleague")

@@ -107,6 +107,7 @@ class SlotConfig(_Model):
     required: bool = True
     default: JsonValue = None
     type: VariableType | None = None
+    values: list[str] = Field(default_factory=lambda: [])
 
     @field_validator("source")
     @classmethod

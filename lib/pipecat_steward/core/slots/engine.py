@@ -259,7 +259,7 @@ _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = 
     _auto_confirm,
     exits.declined_inputs,
     exits.slot_errors,
-    exits.steer_back,
     exits.stall_escape,
+    exits.steer_back,
     exits.post_executor,
 )

@@ -77,10 +77,20 @@ def route_setter(
     values, errors = _setter_values(members, result)
     for slot, code in errors.items():
         new.slot_errors.append(SlotError(slot, code))
-    stored = [s for s, v in values.items() if _store(flow, new, flow.slot[s], v, result)]
-    for slot, value in cast(Mapping[str, Any], result.get("inferred") or {}).items():
-        _infer(flow, new, slot, value, source=_source_text(values, user_text))
-    return Routed(new, bool(stored) and not errors, {"stored": bool(stored), "slots": list(stored)})
+    stored = [
+        s for s, v in values.items() if v is not None and _store(flow, new, flow.slot[s], v, result)
+    ]
+    source = _source_text(values, user_text)
+    inferred = [
+        slot
+        for slot, value in cast(Mapping[str, Any], result.get("inferred") or {}).items()
+        if _infer(flow, new, slot, value, source=source)
+    ]
+    ok = bool(stored or inferred) and not errors
+    reply: dict[str, JsonValue] = {"stored": bool(stored or inferred), "slots": [*stored]}
+    if inferred:
+        reply["inferred"] = [*inferred]
+    return Routed(new, ok, reply)
 
 
 def _setter_values(
@@ -146,16 +156,19 @@ def _check_store(
 def _coerced(slot: CompiledSlot, value: Any) -> JsonValue:
     if slot.config.type is None:
         return cast(JsonValue, value)
-    spec = VariableSpec(name=slot.name, type=slot.config.type)
+    spec = VariableSpec(name=slot.name, type=slot.config.type, values=tuple(slot.config.values))
     return coerce(spec, value)
 
 
-def _infer(flow: CompiledFlow, state: SessionState, name: str, value: Any, source: str) -> None:
+def _infer(flow: CompiledFlow, state: SessionState, name: str, value: Any, source: str) -> bool:
+    """Record an inference with its source span; True when the merge took it."""
     if name not in flow.slot or value is None:
-        return
+        return False
     record = SlotRecord("inferred", cast(JsonValue, value), source, "user", state.turn)
-    if merge_record(state.record(name), record) is record:
-        put(state, name, record)
+    if merge_record(state.record(name), record) is not record:
+        return False
+    put(state, name, record)
+    return True
 
 
 def route_executor(

@@ -124,6 +124,10 @@ def _slot_kind(i: int, slot: SlotConfig) -> Iterator[ConfigError]:
         )
     if slot.setter_field and not slot.setter:
         yield ConfigError(f"slots[{i}].setter_field", "`setter_field` needs a `setter`")
+    if slot.type == "enum" and not slot.values:
+        yield ConfigError(
+            f"slots[{i}].values", "an enum slot needs `values`: list the allowed answers"
+        )
 
 
 def _slot_refs(ctx: _Context) -> Iterator[ConfigError]:
