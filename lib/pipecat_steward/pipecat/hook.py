@@ -41,6 +41,7 @@ class _Shared:
     """Bookkeeping the hooks of one session share (the fallback pair uses two hooks)."""
 
     seen_user: int = -1
+    applied: str | None = None
 
 
 class StewardHook:
@@ -107,7 +108,9 @@ class StewardHook:
         frame.context.set_tools(self.tools.tools_for(action.visible_tools))
         suffix = action.suffix
         system = f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
-        await self.apply_system(system)
+        if system != self._shared.applied:  # unchanged instructions need no settings update
+            await self.apply_system(system)
+            self._shared.applied = system
         await run(frame, direction)
 
     async def speak(self, text: str) -> None:

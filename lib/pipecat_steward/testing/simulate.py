@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
+from pipecat_steward.agent.conversation import Call as Call_
 from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.pipecat.steward import Steward
@@ -108,9 +109,11 @@ async def run_scenario(
             before_turn(steward.session, turn)
             model.queue = [_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
+            seen = len(llm.inferences)
             await pipeline.say(turn.user)
             await pipeline.settle()
             await steward.relay.bus.drain()
+            _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
             trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user))
@@ -118,6 +121,18 @@ async def run_scenario(
             if on_turn:
                 on_turn(trace)
     return traces
+
+
+def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:
+    """Trace the calls the scripted model refused because the tool was not visible.
+
+    They never reach the steward, as a real model could not make them at all.
+    """
+    record = steward.session.turn
+    for inference in llm.inferences[since:]:
+        for call in inference.calls:
+            if call.outcome == "refused":
+                record.llm_calls.append(Call_(call.name, dict(call.args), "refused"))
 
 
 # Names other modules used before the scenario helpers moved to ``scenario.py``.
