@@ -16,7 +16,6 @@ from typing import Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.conversation import Call as Call_
-from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.pipeline import TextPipeline
@@ -133,15 +132,3 @@ def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:
         for call in inference.calls:
             if call.outcome == "refused":
                 record.llm_calls.append(Call_(call.name, dict(call.args), "refused"))
-
-
-# Names other modules used before the scenario helpers moved to ``scenario.py``.
-_backend = scripted_backend
-
-
-def _before_turn(steward: Steward, turn: ScenarioTurn) -> None:
-    before_turn(steward.session, turn)
-
-
-def _turn_record(steward: Steward, user: str) -> TurnRecord:
-    return turn_record(steward.session, user)

@@ -25,15 +25,15 @@ from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.testing.pipeline import TextPipeline
-from pipecat_steward.testing.script import Call, Say, Step
-from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
-from pipecat_steward.testing.simulate import (
+from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
-    _backend,  # pyright: ignore[reportPrivateUsage]
-    _before_turn,  # pyright: ignore[reportPrivateUsage]
+    before_turn,
+    scripted_backend,
     trace_turn,
 )
+from pipecat_steward.testing.script import Call, Say, Step
+from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
 
 __all__ = [
     "ObedientRealtimeModel",
@@ -165,13 +165,13 @@ async def run_scenario_s2s(
     on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn."""
-    loaded = _backend(agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend)
+    loaded = scripted_backend(agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend)
     rng = random.Random(scenario.seed)
     options = {"event_data": scenario.event_data, "channel": scenario.channel}
     traces: list[dict[str, Any]] = []
     async with realtime_run(loaded, rng=rng, **options) as run:
         for number, turn in enumerate(scenario.turns, 1):
-            _before_turn(run.steward, turn)  # host writes and injected verdicts
+            before_turn(run.steward.session, turn)  # host writes and injected verdicts
             record = await run.turn(turn.user, [_step(i) for i in turn.llm])
             traces.append(trace_turn(number, run.steward, record))
             if on_turn:
