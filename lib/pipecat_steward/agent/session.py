@@ -70,6 +70,7 @@ class StewardSession:
         self.agent = agent
         self.checkpointer = checkpointer
         self.turns_done = 0
+        self.result_riders: list[Callable[[], str | None]] = []
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
@@ -198,7 +199,7 @@ class StewardSession:
             )
             self.state = routed.state
             self._sync()
-            call = Call(name, dict(args), "ok" if routed.ok else "error", routed.reply)
+            call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
         self.turn.llm_calls.append(call)
         return call
 
@@ -212,7 +213,7 @@ class StewardSession:
         else:
             result = await self._invoke(name, args)
             note = self._tool_result(name, result, call_id)
-            reply = {**result, **({"steward_note": note} if note else {})}
+            reply = self._ride({**result, **({"steward_note": note} if note else {})})
             call = Call(name, dict(args), "error" if result.get("error") else "ok", reply)
         self.turn.llm_calls.append(call)
         return call
@@ -288,6 +289,15 @@ class StewardSession:
         state = self.state.copy()
         state.variables = dict(variables)
         self.state = state
+
+    def _ride(self, reply: Mapping[str, Any]) -> dict[str, Any]:
+        """Let queued corrections ride this tool result (channels with no silent note)."""
+        out = dict(reply)
+        for rider in self.result_riders:
+            note = rider()
+            if note:
+                out["steward_correction"] = note
+        return out
 
     def take_payloads(self, action: Action) -> list[dict[str, Any]]:
         """Rich response parts to deliver now (seed 000 §8a).

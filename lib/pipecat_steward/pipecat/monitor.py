@@ -24,7 +24,6 @@ exposes the same note to hosts with their own tool handlers.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from typing import Any
 from loguru import logger
 from pipecat.processors.frame_processor import FrameProcessor
 
-from pipecat_steward.agent.conversation import Call
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.monitor import (
     VERDICT_SCHEMA,
@@ -393,18 +391,7 @@ class ProcedureMonitor:
         return note.text
 
     def _wrap_tool_results(self) -> None:
-        original = self.session.agent_tool_call
-
-        async def agent_tool_call(
-            name: str, args: Mapping[str, Any], call_id: str | None = None
-        ) -> Call:
-            call = await original(name, args, call_id)
-            note = self.take_rider()
-            if note is None:
-                return call
-            return dataclasses.replace(call, result={**call.result, "steward_correction": note})
-
-        self.session.agent_tool_call = agent_tool_call  # type: ignore[method-assign]
+        self.session.result_riders.append(self.take_rider)
 
     async def _deliver_now(self, c: Correction) -> None:
         """Severe: re-check live state, interrupt where possible, and ask for a reply."""

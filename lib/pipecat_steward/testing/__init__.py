@@ -39,6 +39,16 @@ if TYPE_CHECKING:
         ScriptItem,
         visible_tool_names,
     )
+    from pipecat_steward.testing.scripted_slm import (
+        Delayed,
+        Fail,
+        ScriptedSLM,
+        SLMRequest,
+        VerdictOracle,
+        null_object,
+        run_scenario_monitored,
+        verdict,
+    )
     from pipecat_steward.testing.servers import (
         ChatCompletionsServer,
         GeminiLiveServer,
@@ -59,10 +69,22 @@ _WHERE = {
     "scenario": ("Scenario", "ScenarioTurn", "check_expectations", "load_scenario", "trace_turn"),
     "simulate": ("run_scenario",),
     "direct": ("run_scenario_direct",),
+    "scripted_slm": (
+        "Delayed", "Fail", "SLMRequest", "ScriptedSLM", "VerdictOracle", "null_object",
+        "run_scenario_monitored", "verdict",
+    ),
 }  # fmt: skip
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
+    "verdict",
+    "run_scenario_monitored",
+    "null_object",
+    "VerdictOracle",
+    "ScriptedSLM",
+    "SLMRequest",
+    "Fail",
+    "Delayed",
     "Call",
     "CallOutcome",
     "CallRecord",

@@ -179,6 +179,9 @@ def trace_turn(
         "gate": list(record.gates),
         "transaction": _transaction(session),
         "checklist": _checklist(session),
+        "slm_calls": 0,
+        "corrections": [],
+        "extracted": {},
         "hints": [{"tag": h.tag, "text": h.text} for a in llm_actions for h in a.hints],
         "events": [
             {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}

@@ -282,7 +282,7 @@ async def run_scenario_monitored(
     from pipecat_steward.testing import scenario as sc
     from pipecat_steward.testing.pipeline import TextPipeline
     from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-    from pipecat_steward.testing.simulate import _ScriptedModel, _step  # pyright: ignore[reportPrivateUsage]
+    from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
 
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = sc.scripted_backend(loaded, scenario.backend)
@@ -290,7 +290,7 @@ async def run_scenario_monitored(
     steward = Steward(loaded, event_data=scenario.event_data, channel=scenario.channel,
                       gate_timeout_s=scenario.gate_timeout_s, clock=clock)  # fmt: skip
     await steward.start()
-    model = _ScriptedModel()
+    model = ScriptedModel()
     llm = ScriptedLLM([FunctionStep(model) for _ in range(12)])
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
@@ -304,7 +304,7 @@ async def run_scenario_monitored(
                     oracle.truth |= {*turn.verdict.satisfied, *turn.verdict.not_applicable}
                 setup = turn if number == 1 else turn.model_copy(update={"verdict": None})
                 sc.before_turn(steward.session, setup)
-                model.queue = [_step(i) for i in turn.llm]
+                model.queue = [scenario_step(i) for i in turn.llm]
                 llm.extend(FunctionStep(model) for _ in range(12 - llm.remaining))
                 await pipeline.say(turn.user)
                 await pipeline.settle()

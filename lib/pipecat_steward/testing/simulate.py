@@ -40,7 +40,9 @@ __all__ = [
     "ScenarioTurn",
     "check_expectations",
     "load_scenario",
+    "ScriptedModel",
     "run_scenario",
+    "scenario_step",
     "trace_turn",
 ]
 
@@ -53,12 +55,13 @@ def _directive(snapshot: ContextSnapshot) -> str:
     return match.group(1).strip() if match else ""
 
 
-def _step(inference: ScenarioInference) -> Step:
+def scenario_step(inference: ScenarioInference) -> Step:
+    """One scripted inference as a ScriptedLLM step (text first, then the calls)."""
     items: list[Say | Call] = [Say(inference.say)] if inference.say else []
     return [*items, *(Call(c.name, c.args) for c in inference.calls)]
 
 
-class _ScriptedModel:
+class ScriptedModel:
     """The per-turn script queue behind the ScriptedLLM."""
 
     def __init__(self) -> None:
@@ -96,7 +99,7 @@ async def run_scenario(
         clock=clock,
     )
     await steward.start()
-    model = _ScriptedModel()
+    model = ScriptedModel()
     llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
@@ -106,7 +109,7 @@ async def run_scenario(
                 continue
             clock.turn = number
             before_turn(steward.session, turn)
-            model.queue = [_step(i) for i in turn.llm]
+            model.queue = [scenario_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             seen = len(llm.inferences)
             await pipeline.say(turn.user)
