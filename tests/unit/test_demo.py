@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat import warnings
+
+# isort: split
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.demo import BOTS
@@ -37,3 +40,32 @@ def test_bella_notte_tools_validate() -> None:
 def test_missing_agent_folder_is_a_clear_error(tmp_path: object) -> None:
     with pytest.raises(ConfigError, match="no agent.yaml here"):
         load_agent(str(tmp_path))
+
+
+def test_simulate_monitor_adds_slm_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    """`steward simulate --monitor` attaches the monitor; the trace carries its fields."""
+    import json
+
+    clinic = BOTS / "clinic"
+    assert (
+        main(
+            [
+                "simulate",
+                "--monitor",
+                "--json",
+                str(clinic),
+                str(clinic / "scenarios" / "appointment_to_payment.yaml"),
+            ]
+        )
+        == 0
+    )
+    traces = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
+    assert len(traces) == 6 and all(
+        {"slm_calls", "corrections", "extracted"} <= set(t) for t in traces
+    )
+    assert sum(t["slm_calls"] for t in traces) >= 1, (
+        "the judge steps were assessed by the logic_slm"
+    )
+    assert traces[-1]["checklist"]["steps"]["take_payment"] == "done"

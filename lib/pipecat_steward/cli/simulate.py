@@ -39,6 +39,12 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--direct", action="store_true", help="drive the engine without Pipecat (fast; crash tests)"
     )
+    parser.add_argument(
+        "--monitor",
+        action="store_true",
+        help="attach the procedure monitor and extractor, answered by a scripted logic_slm that "
+        "knows the scenario's verdicts (traces gain slm_calls, corrections, extracted)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -76,6 +82,8 @@ async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
 
     agent = load_agent(args.agent)
     scenario = load_scenario(path)
+    if args.monitor:
+        return await _monitored(agent, scenario, args)
     printer = None if args.metrics else (lambda t: _print(t, args.json))
     if not args.store:
         return await run_scenario(agent, scenario, on_turn=printer)
@@ -85,6 +93,26 @@ async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
         return await run_scenario(agent, scenario, on_turn=printer, checkpointer=checkpointer)
     finally:
         await store.close()
+
+
+async def _monitored(agent: Any, scenario: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run with the monitor and extractor; the scripted SLM answers from the scenario's truth."""
+    from pipecat_steward.storage.ledger import MemoryLedger
+    from pipecat_steward.testing.scripted_slm import (
+        ScriptedSLM,
+        VerdictOracle,
+        run_scenario_monitored,
+    )
+
+    oracle = VerdictOracle()
+    async with ScriptedSLM(answer=oracle) as slm:
+        traces, _, _ = await run_scenario_monitored(
+            agent, scenario, slm, oracle=oracle, ledger=MemoryLedger()
+        )
+    if not args.metrics:
+        for trace in traces:
+            _print(trace, args.json)
+    return traces
 
 
 def _print(trace: dict[str, Any], as_json: bool) -> None:
@@ -108,6 +136,9 @@ def _readable(trace: dict[str, Any]) -> str:
         for c in trace["fired"]
     ]
     lines += [f"    bot ({b['source']}): {b['text']}" for b in trace["bot"]]
+    lines += [f"    correction: {c}" for c in trace.get("corrections", [])]
+    if trace.get("slm_calls"):
+        lines.append(f"    logic_slm calls: {trace['slm_calls']}")
     lines += [
         f"    gate {g['tool']}: {g['decision']} {g.get('reason', '')}".rstrip()
         for g in trace["gate"]
