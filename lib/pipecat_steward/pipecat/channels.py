@@ -4,13 +4,17 @@ Verified against pipecat 1.14 (see `docs/providers.md` for the evidence per cell
 
 | channel            | cascaded | openai_realtime | gemini_live | nova_sonic |
 |--------------------|----------|-----------------|-------------|------------|
-| silent_note        | yes      | yes             | yes         | yes        |
+| silent_note        | yes      | yes             | yes         | no*        |
 | note_and_response  | yes      | yes             | yes         | yes        |
 | instruction_update | yes      | yes             | no          | no         |
 | tool_set_update    | yes      | yes             | no          | no         |
 | tool_result_rider  | yes      | yes             | yes         | yes        |
 | interrupt          | yes      | yes             | no          | no         |
 | per_inference_hook | yes      | no              | no          | no         |
+
+* Pipecat can put a non-interactive USER text on Nova's wire mid-session, but Nova documents
+  history only before audio starts (seed 001: Nova has no silent channel), so the steward treats
+  it as absent: corrections ride the next tool result instead.
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ CHANNELS: dict[LLMKind, Channels] = {
     # prompt); the interruption handler is a no-op (s2s-injection 1.3).
     LLMKind.NOVA_SONIC: Channels(
         kind=LLMKind.NOVA_SONIC,
-        silent_note=True,
+        silent_note=False,  # on the wire but outside Nova's documented protocol (see above)
         note_and_response=True,
         instruction_update=False,
         tool_set_update=False,
