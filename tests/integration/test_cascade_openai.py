@@ -48,6 +48,7 @@ async def test_streamed_tool_call_round_trip_through_the_real_openai_service():
     assert pipeline.spoken == ["We have seven PM.", "Shall I book it?"]
     assert Counter(log.kinds()) == Counter(
         {
+            "UserStartedSpeaking": 1,
             "UserTranscript": 1,
             "Interruption": 1,
             "FunctionCallStarted": 1,

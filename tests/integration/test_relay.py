@@ -26,6 +26,7 @@ from pipecat_steward.testing import Call, RealtimeServer, Say, ScriptedLLM, Text
 
 CASCADED_TURN = Counter(
     {
+        "UserStartedSpeaking": 1,
         "UserTranscript": 1,
         "Interruption": 1,  # the user aggregator interrupts when a user turn starts
         "FunctionCallStarted": 1,

@@ -82,6 +82,13 @@ class BotStoppedSpeaking:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UserStartedSpeaking:
+    """The caller started speaking (VAD or the turn strategy said so)."""
+
+    at_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Interruption:
     """A barge-in (or any `InterruptionFrame`) cut the bot short."""
 
@@ -132,6 +139,7 @@ SessionEvent: TypeAlias = (
     | AssistantTurnWritten
     | BotStartedSpeaking
     | BotStoppedSpeaking
+    | UserStartedSpeaking
     | Interruption
     | FunctionCallStarted
     | FunctionCallResult

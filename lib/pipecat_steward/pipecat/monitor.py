@@ -78,6 +78,7 @@ from pipecat_steward.pipecat.events import (
     FunctionCallStarted,
     Interruption,
     SessionEvent,
+    UserStartedSpeaking,
     UserTranscript,
 )
 from pipecat_steward.pipecat.preempt import inject_note
@@ -212,7 +213,7 @@ class ProcedureMonitor:
                 self._on_tool(name, result, call_id, now)
             case BotStoppedSpeaking():
                 self.watchdog = played_out(self.watchdog, now)
-            case Interruption():
+            case UserStartedSpeaking() | Interruption():
                 self.watchdog = disarm_watchdog(self.watchdog)  # the caller started speaking
             case _:
                 pass

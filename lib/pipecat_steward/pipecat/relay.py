@@ -24,6 +24,7 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMTextFrame,
     TranscriptionFrame,
+    UserStartedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.frame_processor import FrameDirection
@@ -38,6 +39,7 @@ from pipecat_steward.pipecat.events import (
     FunctionCallStarted,
     Interruption,
     SessionEvent,
+    UserStartedSpeaking,
     UserTranscript,
 )
 
@@ -94,6 +96,7 @@ class StewardRelay(BaseObserver):
             LLMContextAssistantTurnFrame: self._on_turn_written,
             BotStartedSpeakingFrame: lambda d: BotStartedSpeaking(at_ns=d.timestamp),
             BotStoppedSpeakingFrame: lambda d: BotStoppedSpeaking(at_ns=d.timestamp),
+            UserStartedSpeakingFrame: lambda d: UserStartedSpeaking(at_ns=d.timestamp),
             InterruptionFrame: self._on_interruption,
             FunctionCallInProgressFrame: self._on_call_started,
             FunctionCallResultFrame: self._on_call_result,
