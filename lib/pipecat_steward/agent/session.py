@@ -70,6 +70,7 @@ class StewardSession:
         self.agent = agent
         self.checkpointer = checkpointer
         self.turns_done = 0
+        self.script = ""
         self.result_riders: list[Callable[[], str | None]] = []
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
@@ -142,7 +143,11 @@ class StewardSession:
 
     def payload(self) -> dict[str, Any]:
         """Everything needed to resume this conversation, as JSON-safe data."""
-        data: dict[str, Any] = {"state": self.state.to_json(), "turns_done": self.turns_done}
+        data: dict[str, Any] = {
+            "state": self.state.to_json(),
+            "turns_done": self.turns_done,
+            "script": self.script,
+        }
         if self.supervisor is not None:
             data["procedures"] = self.supervisor.state.to_dict()
         return data
@@ -151,6 +156,7 @@ class StewardSession:
         """Restore from ``payload()`` output."""
         self.state = SessionState.from_json(str(data["state"]))
         self.turns_done = int(data.get("turns_done", 0))
+        self.script = str(data.get("script", ""))
         if self.supervisor is not None and "procedures" in data:
             self.supervisor.state = ProcedureState.from_dict(data["procedures"])
 

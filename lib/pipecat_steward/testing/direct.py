@@ -26,6 +26,7 @@ from pipecat_steward.testing.scenario import (
     ScenarioInference,
     TurnClock,
     before_turn,
+    resume_point,
     scripted_backend,
     trace_turn,
     turn_record,
@@ -111,8 +112,9 @@ async def run_scenario_direct(
     driver = Driver(session)
     host = _DirectHost(driver, session)
     traces: list[dict[str, Any]] = []
+    done = resume_point(session, scenario)
     for number, turn in enumerate(scenario.turns, 1):
-        if number <= session.turns_done:
+        if number <= done:
             continue
         clock.turn = number
         before_turn(session, turn)

@@ -29,6 +29,7 @@ __all__ = [
     "ScenarioVerdict",
     "TurnClock",
     "before_turn",
+    "resume_point",
     "check_expectations",
     "load_scenario",
     "scripted_backend",
@@ -114,6 +115,18 @@ class TurnClock:
 
     def __call__(self) -> str:
         return f"turn-{self.turn}"
+
+
+def resume_point(session: StewardSession, scenario: Scenario) -> int:
+    """How many of ``scenario``'s turns a restored session already played.
+
+    A session restored from a checkpoint skips the turns it finished of the same scenario; a
+    different scenario (the second half of a call) starts at its first turn with the restored
+    state.
+    """
+    done = session.turns_done if session.script == scenario.name else 0
+    session.script = scenario.name
+    return done
 
 
 def before_turn(session: StewardSession, turn: ScenarioTurn) -> None:

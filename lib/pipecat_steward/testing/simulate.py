@@ -27,6 +27,7 @@ from pipecat_steward.testing.scenario import (
     before_turn,
     check_expectations,
     load_scenario,
+    resume_point,
     scripted_backend,
     trace_turn,
     turn_record,
@@ -104,8 +105,9 @@ async def run_scenario(
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
     async with TextPipeline(llm, observers=steward.observers) as pipeline:
+        done = resume_point(steward.session, scenario)
         for number, turn in enumerate(scenario.turns, 1):
-            if number <= steward.session.turns_done:
+            if number <= done:
                 continue
             clock.turn = number
             before_turn(steward.session, turn)

@@ -165,7 +165,9 @@ async def run_scenario_s2s(
     on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn."""
-    loaded = scripted_backend(agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend)
+    loaded = scripted_backend(
+        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
+    )
     rng = random.Random(scenario.seed)
     options = {"event_data": scenario.event_data, "channel": scenario.channel}
     traces: list[dict[str, Any]] = []

@@ -124,7 +124,11 @@ class ChatCompletionsServer(ScriptedFake[Body]):
     def _tool_call(self, call: Call) -> Body:
         call_id = call.tool_call_id or self.new_id("call")
         arguments = json.dumps(dict(call.args))
-        return {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments},
+        }
 
     def _call_deltas(self, calls: list[Call]) -> list[Body]:
         # Like the real API: the id and name first, then the arguments in pieces.
@@ -174,4 +178,10 @@ def _finish(calls: list[Call]) -> str:
 
 def _envelope(body: Body, kind: str, choice: Body) -> Body:
     model = body.get("model", "fake")
-    return {"id": "chatcmpl-fake", "object": kind, "created": 0, "model": model, "choices": [choice]}
+    return {
+        "id": "chatcmpl-fake",
+        "object": kind,
+        "created": 0,
+        "model": model,
+        "choices": [choice],
+    }

@@ -69,7 +69,9 @@ class NovaSonicFake(ScriptedFake[Event]):
 
     def texts(self) -> list[tuple[str, bool]]:
         """Every text block the client sent with a USER role, as (text, interactive)."""
-        starts = {e["contentStart"]["contentName"]: e["contentStart"] for e in self._of("contentStart")}
+        starts = {
+            e["contentStart"]["contentName"]: e["contentStart"] for e in self._of("contentStart")
+        }
         found: list[tuple[str, bool]] = []
         for event in self._of("textInput"):
             start = starts.get(event["textInput"]["contentName"], {})

@@ -147,9 +147,13 @@ class RealtimeServer(ScriptedFake[Event]):
             if self._cancelled:
                 break
             delta = (" " if index else "") + word
-            await self._send({"type": "response.output_audio_transcript.delta", **where, "delta": delta})
+            await self._send(
+                {"type": "response.output_audio_transcript.delta", **where, "delta": delta}
+            )
             await self._send_audio(where)
-        await self._send({"type": "response.output_audio_transcript.done", **where, "transcript": text})
+        await self._send(
+            {"type": "response.output_audio_transcript.done", **where, "transcript": text}
+        )
         await self._send({"type": "response.output_audio.done", **where})
         return {**item, "content": [{"type": "output_audio", "transcript": text}]}
 

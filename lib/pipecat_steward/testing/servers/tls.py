@@ -54,7 +54,9 @@ def _with_cryptography(cert_path: Path, key_path: Path) -> None:
     )
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     encryption = serialization.NoEncryption()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption
+    )
     key_path.write_bytes(pem)
 
 
