@@ -34,7 +34,11 @@ def system(request: dict[str, Any]) -> str:
 
 async def test_real_openai_service_sees_the_engine_tools_and_suffix_on_every_inference():
     steward = Steward.from_folder(BELLA)
-    script = [Say("Welcome! How many guests?"), Call("set_reservation_basics", BASICS), Say("Four guests on July 17th, right?")]
+    script = [
+        Say("Welcome! How many guests?"),
+        Call("set_reservation_basics", BASICS),
+        Say("Four guests on July 17th, right?"),
+    ]
     async with ChatCompletionsServer(script, token_delay=0.0005) as server:
         settings = OpenAILLMService.Settings(model="gpt-test")
         llm = OpenAILLMService(api_key="test", base_url=server.base_url, settings=settings)
@@ -59,7 +63,10 @@ async def test_real_openai_service_sees_the_engine_tools_and_suffix_on_every_inf
     # "Yes": auto-confirm and the availability check run without any LLM request.
     assert len(server.received) == sent == 3
     assert server.errors == [] and tool_ordering_error(context.get_messages()) is None
-    assert pipeline.spoken[-2:] == ["For 4 on that date we have 18:00, 19:30, 21:00.", "Which time works best?"]
+    assert pipeline.spoken[-2:] == [
+        "For 4 on that date we have 18:00, 19:30, 21:00.",
+        "Which time works best?",
+    ]
     assert messages_summary(context.get_messages())[-6:] == [
         ("user", "Yes"),
         ("assistant", "call:confirm_pending"),
@@ -85,7 +92,12 @@ async def reach_readback(pipeline: TextPipeline) -> None:
 
 async def test_barge_in_during_a_preempt_keeps_exactly_the_spoken_sentences():
     steward = Steward.from_folder(BELLA)
-    llm = scripted(Say("Welcome!"), Call("set_reservation_basics", BASICS), Say("Four on the 17th?"), Say("Sure."))
+    llm = scripted(
+        Say("Welcome!"),
+        Call("set_reservation_basics", BASICS),
+        Say("Four on the 17th?"),
+        Say("Sure."),
+    )
     steward.attach(llm)
     async with TextPipeline(llm, observers=steward.observers, secs_per_word=0.06) as pipeline:
         await reach_readback(pipeline)
@@ -112,9 +124,16 @@ async def test_barge_in_while_an_executor_runs_loses_no_state_and_leaves_no_orph
         return {"success": True, "available_times": "18:00, 21:00"}
 
     agent = load_agent(BELLA)
-    agent = dataclasses.replace(agent, tools={**agent.tools, "find_available_times": slow_availability})
+    agent = dataclasses.replace(
+        agent, tools={**agent.tools, "find_available_times": slow_availability}
+    )
     steward = Steward(agent)
-    llm = scripted(Say("Welcome!"), Call("set_reservation_basics", BASICS), Say("Four on the 17th?"), Say("Sure."))
+    llm = scripted(
+        Say("Welcome!"),
+        Call("set_reservation_basics", BASICS),
+        Say("Four on the 17th?"),
+        Say("Sure."),
+    )
     steward.attach(llm)
     async with TextPipeline(llm, observers=steward.observers, secs_per_word=0.02) as pipeline:
         await reach_readback(pipeline)
@@ -131,3 +150,40 @@ async def test_barge_in_while_an_executor_runs_loses_no_state_and_leaves_no_orph
     results = [m for m in messages if isinstance(m, dict) and m.get("role") == "tool"]
 
     assert len(calls) == len(results) == 3  # setter, confirm_pending, find_available_times
+
+
+async def test_a_speculative_inference_never_preempts_nor_changes_the_session():
+    """Eager-turn (speculation=True) frames get tools and suffix, but never a preempt or a call."""
+    from pipecat.frames.frames import LLMContextFrame
+    from pipecat.processors.frame_processor import FrameDirection
+
+    steward = Steward.from_folder(BELLA)
+    llm = ScriptedLLM([])
+    hook = steward.attach(llm)
+    session = steward.session
+    session.decide("Hi", first_turn=True)
+    session.tool_call("set_reservation_basics", BASICS)
+    session.decide("")  # the readback is read out: "yes" would now be auto-confirmed
+    before = session.state.to_json()
+    ran: list[bool] = []
+
+    async def run(frame: Any, direction: Any) -> None:
+        ran.append(True)
+
+    context = LLMContext()
+    context.add_messages(
+        [{"role": "assistant", "content": "Four on the 17th?"}, {"role": "user", "content": "yes"}]
+    )
+    await hook.on_context(
+        LLMContextFrame(context=context, speculation=True), FrameDirection.DOWNSTREAM, run
+    )
+    assert ran == [True], "the real inference ran"
+    assert session.state.to_json() == before and not session.turn.fired
+    assert {t.name for t in context.tools.standard_tools} >= {"confirm_pending"}
+    # The confirmed (non-speculative) frame then auto-confirms without an inference.
+    ran.clear()
+    await hook.on_context(LLMContextFrame(context=context), FrameDirection.DOWNSTREAM, run)
+    assert ran == [] and [c.name for c in session.turn.fired] == [
+        "confirm_pending",
+        "find_available_times",
+    ]
