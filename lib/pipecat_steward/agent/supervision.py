@@ -21,6 +21,8 @@ from pipecat_steward.core.procedures import (
     Veto,
     apply_verdict,
     decide_tool,
+    disarm,
+    enter_topic,
     on_tool_result,
     on_variables,
     procedure_status,
@@ -52,6 +54,16 @@ class Supervisor:
     ) -> Variables:
         """Re-evaluate variable steps after a blackboard write."""
         return self._apply(on_variables(self.procs, self.state, variables, changed))
+
+    def enter_topic(self, variables: Mapping[str, JsonValue], topic: str) -> Variables:
+        """Arm ``topic``'s procedure, leaving the previous topic (its ungrouped state clears)."""
+        if topic not in self.procs.scopes:
+            return dict(variables)
+        return self._apply(enter_topic(self.procs, self.state, variables, topic))
+
+    def leave_topic(self, variables: Mapping[str, JsonValue], topic: str) -> Variables:
+        """Disarm ``topic`` (return to the main stage); named groups keep their progress."""
+        return self._apply(disarm(self.procs, self.state, variables, topic))
 
     def gate(self, variables: Mapping[str, JsonValue], tool: str) -> GateDecision:
         """The procedure gate, then the author's ``available_when``; never raises."""

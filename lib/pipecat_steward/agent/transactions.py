@@ -120,6 +120,7 @@ class TransactionSession(StewardSession):
         self._text = ""
         self._pending_events: list[DebugEntry] = []
         self._announce = ""
+        self._topic: str | None = None
 
     # -- the seam's interface ---------------------------------------------------------------
 
@@ -135,6 +136,7 @@ class TransactionSession(StewardSession):
             action = self._route_calls()
         else:
             action = self._next()
+        self._sync_topic()
         self.last_action = action
         self.turn.actions.append(action)
         self.turn.events.extend(action.events)
@@ -206,12 +208,28 @@ class TransactionSession(StewardSession):
         return specs
 
     def payload(self) -> dict[str, Any]:
-        return {**super().payload(), "transactions": self.tstate.to_json()}
+        return {**super().payload(), "transactions": self.tstate.to_json(), "topic": self._topic}
 
     def load_payload(self, data: Mapping[str, Any]) -> None:
         super().load_payload(data)
         if "transactions" in data:
             self.tstate = TransactionState.from_json(str(data["transactions"]))
+        topic = data.get("topic")
+        self._topic = str(topic) if topic else None
+
+    def _sync_topic(self) -> None:
+        """Entering an intent arms its topic's procedure; leaving it disarms (DESIGN §5)."""
+        txn = self.tstate.active_transaction
+        topic = txn.intent if txn is not None else None
+        if self.supervisor is None or topic == self._topic:
+            return
+        variables = self.state.variables
+        if self._topic is not None:
+            variables = self.supervisor.leave_topic(variables, self._topic)
+        if topic is not None:
+            variables = self.supervisor.enter_topic(variables, topic)
+        self._topic = topic
+        self._set_variables(variables)
 
     # -- turns ------------------------------------------------------------------------------
 
