@@ -11,10 +11,10 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.core.procedures import (
@@ -29,7 +29,9 @@ from pipecat_steward.core.slots import CompiledFlow, compile_flow
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError
 
-__all__ = ["Agent", "load_agent", "load_yaml"]
+__all__ = ["Agent", "load_agent", "load_yaml", "validated_list"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -109,22 +111,23 @@ def load_agent(folder: str | Path) -> Agent:
     )
 
 
-def _variables(raw: object) -> tuple[VariableSpec, ...]:
-    if raw is None:
-        return ()
+def validated_list(model: type[M], raw: object, path: str) -> tuple[M, ...]:
+    """Validate a list of config entries; the first error names its path (``intents[2].name``)."""
     if not isinstance(raw, list):
-        raise ConfigError("variables", "must be a list of variable specs")
-    specs: list[VariableSpec] = []
+        raise ConfigError(path, f"must be a list of {model.__name__} entries")
+    out: list[M] = []
     for i, entry in enumerate(cast(list[object], raw)):
         try:
-            specs.append(VariableSpec.model_validate(entry))
+            out.append(model.model_validate(entry))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(
-                f"variables[{i}]{'.' + where if where else ''}", first["msg"]
-            ) from None
-    return tuple(specs)
+            raise ConfigError(f"{path}[{i}]{'.' + where if where else ''}", first["msg"]) from None
+    return tuple(out)
+
+
+def _variables(raw: object) -> tuple[VariableSpec, ...]:
+    return () if raw is None else validated_list(VariableSpec, raw, "variables")
 
 
 def _procedures(data: Mapping[str, Any]) -> CompiledProcedures | None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipecat_steward.agent.conversation import Call, TurnRecord
-from pipecat_steward.agent.loader import Agent
+from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
 from pipecat_steward.core.slots.prompt import SENTINEL
@@ -50,7 +50,6 @@ from pipecat_steward.core.transactions import (
     unreported_outcome,
     visible_tools,
 )
-from pipecat_steward.exceptions import ConfigError
 
 __all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "load_intents"]
 
@@ -87,18 +86,7 @@ class IntentConfig(BaseModel):
 
 def load_intents(raw: object) -> tuple[IntentConfig, ...]:
     """Validate ``intents:``; errors name the path."""
-    if not isinstance(raw, list):
-        raise ConfigError("intents", "must be a list of intents")
-    out: list[IntentConfig] = []
-    for i, item in enumerate(cast(list[object], raw)):
-        try:
-            out.append(IntentConfig.model_validate(item))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(
-                f"intents[{i}].{'.'.join(map(str, first['loc']))}", first["msg"]
-            ) from None
-    return tuple(out)
+    return validated_list(IntentConfig, raw, "intents")
 
 
 def _utc_now() -> str:
