@@ -9,7 +9,7 @@ Every function here is pure; writes return a :class:`ProcedureUpdate`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, cast
@@ -228,9 +228,3 @@ def current_step(
             if ready(procs, step, variables):
                 return step
     return None
-
-
-def in_armed(procs: CompiledProcedures, state: ProcedureState, keys: Iterable[str]) -> bool:
-    """Whether any of ``keys`` is an armed checklist."""
-    armed = set(armed_checklists(procs, state))
-    return any(k in armed for k in keys)

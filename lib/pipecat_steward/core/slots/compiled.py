@@ -19,7 +19,6 @@ from pipecat_steward.core.slots.validate import (
     load_flow_config,
     sources_of,
 )
-from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.exceptions import ConfigError
 
 __all__ = ["CompiledFlow", "CompiledSlot", "CompiledTask", "UserRow", "compile_flow"]
@@ -233,8 +232,3 @@ def _deferred_eligible(
         if s.config.requires_readback and s.is_user and grouped and not ungrouped and not task_req:
             eligible.add(s.name)
     return frozenset(eligible)
-
-
-def default_value(slot: CompiledSlot) -> JsonValue:
-    """The value an optional slot contributes when it was never given."""
-    return slot.config.default

@@ -85,7 +85,7 @@ def _gate(turn: Turn, _: object) -> Draft | None:
         return None
     if turn.user_text and not turn.state.gate_user_text:
         turn.state.gate_user_text = turn.user_text
-    return turn.collection_action(None, turn.ask_directive((gate,)), phase="gate")
+    return turn.llm_action(None, turn.ask_directive((gate,)), phase="gate")
 
 
 def _prefill(turn: Turn, event_data: Mapping[str, Any] | None) -> None:
@@ -192,7 +192,7 @@ def _evaluate(turn: Turn) -> Draft:
 def _fire(turn: Turn, decision: Fire) -> Draft:
     if turn.inline_confirmed:
         # The LLM must first call setters for the new content of "yes, and …" (§7.3a).
-        return turn.collection_action(decision, "")
+        return turn.llm_action(decision, "")
     exits.re_defer(turn, decision.tasks)
     calls = tuple(_executor_call(turn, name) for name in decision.tasks)
     turn.log("fire", tasks=list(decision.tasks))
@@ -237,8 +237,8 @@ def _ask(turn: Turn, decision: Ask) -> Draft:
         message = f"{turn.joined_messages()} {question}".strip()
         if turn.announce_force:
             return turn.preempt_action(decision, message, force=True, phase="collection")
-        return turn.collection_action(decision, message)
-    return turn.collection_action(decision, question)
+        return turn.llm_action(decision, message)
+    return turn.llm_action(decision, question)
 
 
 def _all_done(turn: Turn, decision: AllDone) -> Draft:
@@ -247,7 +247,7 @@ def _all_done(turn: Turn, decision: AllDone) -> Draft:
     message = turn.joined_messages()
     if message and (turn.task_message or turn.announce_force):
         return turn.preempt_action(decision, message, force=turn.announce_force, phase="collection")
-    return turn.collection_action(decision, message)
+    return turn.llm_action(decision, message)
 
 
 _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = (

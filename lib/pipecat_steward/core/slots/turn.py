@@ -170,12 +170,9 @@ class Turn:
 
     # -- actions ------------------------------------------------------------------------
 
-    def collection_action(
+    def llm_action(
         self, decision: Decision | None, directive: str, phase: Phase = "collection"
     ) -> Draft:
-        return Draft(phase, decision, directive)
-
-    def llm_action(self, decision: Decision | None, directive: str, phase: Phase) -> Draft:
         """The LLM runs, guided by ``directive``."""
         return Draft(phase, decision, directive)
 
