@@ -1,91 +1,84 @@
-"""A synchronous conversation driver: the engine's invocation loop without Pipecat.
+"""A synchronous conversation: one caller turn at a time, through the engine's real loop.
 
-``Conversation.turn`` plays one caller turn the way the Pipecat seam does: run the engine, run
-the calls it asks for (executors, the auto-confirm, escalation calls), speak preempted messages,
-or let the (scripted) LLM act — its tool calls are routed and the engine re-invoked — until the
-bot has spoken. Tests, the demo and the SGD replay use it; it is also the reference for what
-the seam must do.
+``Conversation.turn`` runs the same ``Driver`` the Pipecat hook hosts, with a scripted model in
+place of an LLM service: the engine decides, the calls it asks for run, preempted messages are
+spoken, and the model's tool calls (refused when not visible) re-invoke the engine until the
+bot has spoken. Engine tests, the demo and the SGD replay use it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pipecat_steward.agent.dispatch import ToolFn, dispatch, execute
-from pipecat_steward.core.slots import (
-    Action,
-    Chooser,
-    CompiledFlow,
-    Step,
-    ToolCall,
-    confirm_pending,
-    step,
+from pipecat_steward.agent.dispatch import ToolFn
+from pipecat_steward.agent.driver import Driver
+from pipecat_steward.agent.loader import Agent
+from pipecat_steward.agent.records import (
+    BotUtterance,
+    Call,
+    Inference,
+    LLMPolicy,
+    Outcome,
+    Source,
+    TurnRecord,
 )
-from pipecat_steward.core.slots.action import DebugEntry
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.slots import Action, Chooser, CompiledFlow, ToolCall
 from pipecat_steward.core.state import SessionState
-from pipecat_steward.exceptions import StateError
 
-__all__ = ["BotUtterance", "Call", "Conversation", "Inference", "LLMPolicy", "TurnRecord"]
-
-Source = Literal["llm", "preempt", "announce", "note"]
-Outcome = Literal["ok", "error", "refused"]
-_MAX_INVOCATIONS = 50
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """A tool call the LLM makes (or an executor the engine fires), with its outcome."""
-
-    name: str
-    args: Mapping[str, Any] = field(default_factory=lambda: {})
-    outcome: Outcome = "ok"
-    result: Mapping[str, Any] = field(default_factory=lambda: {})
-
-
-@dataclass(frozen=True, slots=True)
-class Inference:
-    """What the LLM does in one inference: tool calls, then (optionally) text."""
-
-    calls: Sequence[Call] = ()
-    say: str | None = None
-
-
-LLMPolicy = Callable[[Action, int], Inference]
-"""Decides the LLM's inference from the engine's action and the inference index in the turn."""
-
-
-@dataclass(frozen=True, slots=True)
-class BotUtterance:
-    """Something the bot said this turn, with where it came from."""
-
-    text: str
-    source: Source
-
-
-@dataclass(slots=True)
-class TurnRecord:
-    """Everything that happened in one caller turn."""
-
-    user: str
-    actions: list[Action] = field(default_factory=lambda: [])
-    llm_calls: list[Call] = field(default_factory=lambda: [])
-    fired: list[Call] = field(default_factory=lambda: [])
-    bot: list[BotUtterance] = field(default_factory=lambda: [])
-    events: list[DebugEntry] = field(default_factory=lambda: [])
-    payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
-    gates: list[dict[str, Any]] = field(default_factory=lambda: [])
-
-    @property
-    def said(self) -> str:
-        return " ".join(u.text for u in self.bot)
+__all__ = [
+    "BotUtterance",
+    "Call",
+    "Conversation",
+    "Inference",
+    "LLMPolicy",
+    "Outcome",
+    "Source",
+    "TurnRecord",
+    "say_directive",
+]
 
 
 def say_directive(action: Action, index: int) -> Inference:
     """The default LLM: calls nothing and relays the directive."""
     return Inference(say=action.directive or "How can I help?")
+
+
+class _PolicyHost:
+    """The driver's host: a scripted model decides each inference."""
+
+    def __init__(self, conversation: Conversation, policy: LLMPolicy) -> None:
+        self.conversation = conversation
+        self.session = conversation.session
+        self.policy = policy
+        self.index = 0
+
+    async def run_llm(self, action: Action) -> None:
+        inference = self.policy(action, self.index)
+        self.index += 1
+        for call in inference.calls:
+            if call.name in action.visible_tools:
+                self.session.tool_call(call.name, call.args)
+            else:
+                self.session.turn.llm_calls.append(Call(call.name, dict(call.args), "refused"))
+        if inference.say:
+            await self.speak(inference.say, "llm")
+        if inference.calls:
+            await self.conversation.driver.inference(self, "", first_turn=False, speculative=False)
+
+    async def speak(self, text: str, source: Source = "preempt") -> None:
+        if source == "llm":  # the driver records its own preempts
+            self.session.spoke(text, source)
+        self.conversation.bot_spoke = True
+
+    async def deliver(self, action: Action) -> None:
+        self.session.take_payloads(action)
+
+    def record(self, call: ToolCall, done: Call) -> None:
+        return None
 
 
 class Conversation:
@@ -101,100 +94,33 @@ class Conversation:
         event_data: Mapping[str, Any] | None = None,
         channel: str | None = None,
     ) -> None:
-        self.flow = flow
-        self.tools: Mapping[str, ToolFn] = dict(tools or {})
-        self.state = state or SessionState()
-        self.rng: Chooser = rng or random.Random(0)
-        self.event_data = dict(event_data or {})
-        self.channel = channel
+        agent = Agent("conversation", "", flow, dict(tools or {}))
+        self.session = StewardSession(
+            agent, state=state, rng=rng or random.Random(0), event_data=event_data, channel=channel
+        )
+        self.driver = Driver(self.session)
         self.bot_spoke = False
+
+    @property
+    def flow(self) -> CompiledFlow:
+        return self.session.agent.flow
+
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    @state.setter
+    def state(self, value: SessionState) -> None:
+        self.session.state = value
 
     def turn(
         self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive
     ) -> TurnRecord:
         """Play one caller turn; ``llm`` scripts the model's inferences (list or policy)."""
-        policy = _as_policy(llm)
-        record = TurnRecord(user_text)
-        result = self._step(user_text)
-        for index in range(_MAX_INVOCATIONS):
-            record.actions.append(result.action)
-            record.events.extend(result.action.events)
-            self.state = result.state
-            if not self._act(result.action, policy, index, record, user_text):
-                return record
-            result = self._step("")
-        raise StateError(f"turn did not settle after {_MAX_INVOCATIONS} engine invocations")
-
-    def _step(self, user_text: str) -> Step:
-        return step(
-            self.flow,
-            self.state,
-            user_text,
-            rng=self.rng,
-            event_data=self.event_data,
-            channel=self.channel,
-            first_turn=not self.bot_spoke,
-        )
-
-    def _act(
-        self, action: Action, policy: LLMPolicy, index: int, record: TurnRecord, user_text: str
-    ) -> bool:
-        """Carry out ``action``; True when the engine must be invoked again."""
-        if action.calls:
-            for call in action.calls:
-                self._run_call(call, record)
-            if action.message:
-                self._say(record, action.message, "preempt")
-            # Executor results and confirmations need the engine again; an exit call does not.
-            return any(c.kind != "then" for c in action.calls)
-        if action.preempt:
-            if action.message:
-                self._say(record, action.message, "preempt")
-            return False
-        return self._llm(action, policy(action, index), record, user_text)
-
-    def _run_call(self, call: ToolCall, record: TurnRecord) -> None:
-        if call.kind == "confirm":
-            routed = confirm_pending(self.flow, self.state)
-        elif call.kind == "executor":
-            routed = execute(self.flow, self.state, self.tools, call.name, call.args)
-        else:
-            fn = self.tools.get(call.name)
-            result = dict(fn(**call.args)) if fn is not None else {}
-            record.fired.append(Call(call.name, dict(call.args), "ok", result))
-            return
-        self.state = routed.state
-        record.fired.append(
-            Call(call.name, dict(call.args), "ok" if routed.ok else "error", routed.reply)
-        )
-
-    def _llm(
-        self, action: Action, inference: Inference, record: TurnRecord, user_text: str
-    ) -> bool:
-        for call in inference.calls:
-            if call.name not in action.visible_tools and call.name in self.flow.tool_names:
-                record.llm_calls.append(Call(call.name, call.args, "refused"))
-                continue
-            routed = dispatch(
-                self.flow,
-                self.state,
-                self.tools,
-                call.name,
-                call.args,
-                user_text=user_text,
-                check_visible=False,
-            )
-            self.state = routed.state
-            record.llm_calls.append(
-                Call(call.name, call.args, "ok" if routed.ok else "error", routed.reply)
-            )
-        if inference.say:
-            self._say(record, inference.say, "llm")
-        return bool(inference.calls)
-
-    def _say(self, record: TurnRecord, text: str, source: Source) -> None:
-        record.bot.append(BotUtterance(text, source))
-        self.bot_spoke = True
+        host = _PolicyHost(self, _as_policy(llm))
+        first = not self.bot_spoke
+        asyncio.run(self.driver.inference(host, user_text, first_turn=first, speculative=False))
+        return self.session.turn
 
 
 def _as_policy(llm: LLMPolicy | Sequence[Inference]) -> LLMPolicy:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from pipecat_steward.agent.conversation import Call
+from pipecat_steward.agent.records import Call
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, ToolCall
 

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.conversation import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
+from pipecat_steward.agent.records import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.agent.supervision import Supervisor
 from pipecat_steward.core.procedures import (
     Allow,

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipecat_steward.agent.conversation import Call, TurnRecord
 from pipecat_steward.agent.loader import Agent, validated_list
+from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
 from pipecat_steward.core.slots.prompt import SENTINEL
