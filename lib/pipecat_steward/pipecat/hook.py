@@ -23,8 +23,8 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
-from pipecat_steward.agent.conversation import Call
 from pipecat_steward.agent.driver import Driver
+from pipecat_steward.agent.records import Call
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange

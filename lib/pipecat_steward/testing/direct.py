@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.conversation import Call
 from pipecat_steward.agent.driver import Driver
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.records import Call
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Action, ToolCall

@@ -13,9 +13,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipecat_steward.agent.conversation import TurnRecord
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent, load_yaml
+from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.conversation import Call as Call_
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.records import Call as Call_
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import (
