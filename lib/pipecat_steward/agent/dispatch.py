@@ -20,13 +20,12 @@ from pipecat_steward.core.slots import (
     correct_slot,
     decline_slot,
     reject_pending,
-    route_executor,
     route_setter,
 )
 from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState
 
-__all__ = ["ToolFn", "dispatch", "execute", "run_validator"]
+__all__ = ["ToolFn", "dispatch", "run_validator"]
 
 ToolFn = Callable[..., Mapping[str, Any]]
 
@@ -103,23 +102,3 @@ def _single_arg(fn: ToolFn, value: Any) -> dict[str, Any]:
     code = getattr(fn, "__code__", None)
     names = code.co_varnames[: code.co_argcount] if code is not None else ()
     return {names[0]: value} if names else {"value": value}
-
-
-def execute(
-    flow: CompiledFlow,
-    state: SessionState,
-    tools: Mapping[str, ToolFn],
-    name: str,
-    args: Mapping[str, Any],
-) -> Routed:
-    """Run an engine-fired executor and route its result; a raising executor is a failure."""
-    fn = tools.get(name)
-    try:
-        result = (
-            dict(fn(**args))
-            if fn is not None
-            else {"error": True, "error_code": "missing_executor"}
-        )
-    except Exception as exc:
-        result = {"error": True, "error_code": type(exc).__name__}
-    return route_executor(flow, state, name, result)

@@ -8,8 +8,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.agent.dispatch import dispatch, execute
-from pipecat_steward.core.slots import CompiledFlow, Fire, compile_flow, decide, merge_record, step
+from pipecat_steward.agent.dispatch import dispatch
+from pipecat_steward.core.slots import (
+    CompiledFlow,
+    Fire,
+    compile_flow,
+    decide,
+    merge_record,
+    route_executor,
+    step,
+)
 from pipecat_steward.core.slots.dag import is_active, is_usable, requires_met
 from pipecat_steward.core.state import SessionState, SlotRecord
 
@@ -111,8 +119,7 @@ class Checker:
                 self.state = dispatch(self.flow, self.state, {}, "confirm_pending", {}, check_visible=False).state
             elif call.kind == "executor":
                 ok = self.results.pop(0) if self.results else True
-                tools = {call.name: lambda ok=ok, **_: {"success": ok, "r": 1}}
-                self.state = execute(self.flow, self.state, tools, call.name, call.args).state
+                self.state = route_executor(self.flow, self.state, call.name, {"success": ok, "r": 1}).state
                 if not ok:
                     self.fails[call.task or ""] = self.fails.get(call.task or "", 0) + 1
                     max_retries = self.flow.task[call.task or ""].config.on_failure.max_retries
