@@ -8,7 +8,8 @@ from pipecat_steward.slm import DEFAULT_PROMPTS, SCOPES, compose_system, effecti
 
 
 def test_catalog_has_every_scope() -> None:
-    assert set(DEFAULT_PROMPTS) == set(SCOPES)
+    # The runtime consumers plus the authoring-time ``derive`` (steward derive).
+    assert set(DEFAULT_PROMPTS) == {*SCOPES, "derive"}
     assert all(text.strip() for text in DEFAULT_PROMPTS.values())
 
 

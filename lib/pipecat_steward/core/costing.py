@@ -35,8 +35,8 @@ __all__ = [
 LOGIC_SLM_STAGE_ID = "__logic_slm"
 """The stage id every logic_slm usage row carries (never folded into the primary LLM's rows)."""
 
-Scope = Literal["adherence", "extraction", "llm_judge"]
-"""Which consumer made a logic_slm call."""
+Scope = Literal["adherence", "extraction", "llm_judge", "derive"]
+"""Which consumer made a logic_slm call (``derive`` is ``steward derive``, at authoring time)."""
 
 UsageOutcome = Literal["ok", "timeout", "transport_error", "output_error", "cancelled"]
 """How a metered call ended; failed calls are metered too so outages show in the ledger."""

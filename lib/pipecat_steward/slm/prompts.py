@@ -45,12 +45,30 @@ You decide whether an action is allowed. You receive a condition and the evidenc
 allow=true only when the evidence shows the condition holds; when it is unclear, answer \
 allow=false."""
 
+_DERIVE = """\
+You turn a voice agent's prompt into a checklist by inserting markers, never by rewriting it. \
+You receive the agent's tools, its variables and its prompt.
+- Return the whole prompt in "prompt", character for character: the same words, spaces, blank \
+lines and order. Only insert marker lines. Never add, remove, reword, reorder or fix anything.
+- Put {{#step id}} on its own line before the prose of each step the prompt describes and \
+{{/step}} on its own line after it. Ids are short snake_case names, unique in the prompt.
+- You may wrap a run of related steps in {{#procedure name}} and {{/procedure}} lines. Never \
+put a step inside a step.
+- Keep every block the author already wrote exactly where it is, under its own name.
+- In "steps", give settings only for steps you added, and only where the prose makes them \
+clear: complete_when "tool" with the tool whose success finishes the step, "variable" with a \
+condition over the variables (amount > 100, status == "verified"), or "judge" with one \
+sentence a reviewer can check; irreversible true only on a step whose tool moves money or \
+data (payments, transfers, cancellations, deletions, sending records); applies_when "code" \
+with a condition, or "llm" with a sentence, only for a step that applies in some calls only."""
+
 DEFAULT_PROMPTS: Mapping[Scope, str] = {
     "adherence": _ADHERENCE,
     "extraction": _EXTRACTION,
     "llm_judge": _LLM_JUDGE,
+    "derive": _DERIVE,
 }
-"""Catalog defaults, one instruction per scope."""
+"""Catalog defaults, one instruction per scope (``derive`` is the authoring-time scope)."""
 
 
 def effective_prompts(*layers: Mapping[Scope, str] | None) -> dict[Scope, str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "Marker",
     "Node",
     "Pill",
     "Ref",
@@ -32,6 +33,8 @@ __all__ = [
     "WarningCode",
     "render_nodes",
     "scan",
+    "strip_markers",
+    "structural_markers",
 ]
 
 WarningCode = Literal[
@@ -255,4 +258,53 @@ def render_nodes(nodes: tuple[Node, ...], expand: Callable[[Ref], str]) -> str:
             parts.append(node.name)
         else:
             parts.append(expand(node))
+    return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One structural marker with a valid name; ``text[start:end]`` is what stripping removes.
+
+    ``offset`` is where the marker sits in the stripped prose, so markers of two texts that
+    strip to the same prose can be matched by place.
+    """
+
+    action: Literal["open", "close"]
+    kind: Literal["step", "procedure"]
+    name: str  # "" for a closer
+    start: int
+    end: int
+    offset: int
+
+
+def structural_markers(prompt: str) -> tuple[Marker, ...]:
+    """Every ``{{#step}}``/``{{#procedure}}`` opener (valid name) and closer, in order.
+
+    Spans follow the scanner: a marker alone on its line takes the line with it. Openers with
+    an invalid name are prose (the scanner leaves them as text); pills and references are prose.
+    """
+    found: list[Marker] = []
+    pos = removed = 0
+    for match in _MARKER.finditer(prompt):
+        if match.group("pill") or (match.group("open") and not _VALID.match(match.group("oname"))):
+            continue
+        start, end = _marker_span(prompt, match)
+        start = max(start, pos)
+        action: Literal["open", "close"] = "open" if match.group("open") else "close"
+        kind = "step" if (match.group("open") or match.group("close")) == "step" else "procedure"
+        name = match.group("oname") if action == "open" else ""
+        found.append(Marker(action, kind, name, start, end, start - removed))
+        removed += end - start
+        pos = end
+    return tuple(found)
+
+
+def strip_markers(prompt: str) -> str:
+    """The prompt with every structural marker removed; all other text kept byte for byte."""
+    parts: list[str] = []
+    pos = 0
+    for marker in structural_markers(prompt):
+        parts.append(prompt[pos : marker.start])
+        pos = marker.end
+    parts.append(prompt[pos:])
     return "".join(parts)
