@@ -1,0 +1,248 @@
+"""``steward derive`` against a scripted model on 127.0.0.1 (the real openai SDK wire path)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.derive_support.agents import (
+    GOOD,
+    PROSE,
+    WOVEN,
+    answer,
+    make_agent,
+    refusal_fed_back,
+    step,
+)
+
+from pipecat_steward.cli.derive import DeriveRefused, derive, write_derived
+from pipecat_steward.cli.main import main
+from pipecat_steward.cli.validate import validate_agent
+from pipecat_steward.core.procedures import Severity, scan
+from pipecat_steward.core.procedures.blocks import strip_markers
+from pipecat_steward.testing.scripted_slm import ScriptedSLM, SLMRequest
+
+DRIFTED = answer(WOVEN.replace("try once more", "retry"), *GOOD["steps"])
+
+
+def _errors(folder: Path) -> list[str]:
+    return [str(i) for i in validate_agent(folder) if i.severity is Severity.ERROR]
+
+
+async def test_clean_weave_dry_run_then_one_write(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    before = (folder / "agent.yaml").read_text()
+    async with ScriptedSLM([GOOD]) as slm:
+        derived = await derive(folder, slm.stage())
+    assert (folder / "agent.yaml").read_text() == before  # a dry run writes nothing
+    assert derived.refusals == () and derived.calls == 1
+    assert derived.new_steps == ("identify", "ask_payment", "take_payment")
+    assert "+  {{#step identify}}" in derived.diff
+    assert "take_payment: Take the payment — when charge_card succeeds; irreversible" in (
+        derived.checklist
+    )
+    (request,) = slm.requests
+    assert PROSE in request.user and "find_patient, charge_card" in request.user
+    assert request.schema is not None and set(request.schema["properties"]) == {"prompt", "steps"}
+    write_derived(derived)
+    after = (folder / "agent.yaml").read_text()
+    data = yaml.safe_load(after)
+    assert strip_markers(data["prompt"]) == PROSE
+    assert after.startswith("# Harbor Dental: the author's own comment stays.\n")
+    assert [e["id"] for e in data["procedure"]["steps"]] == [
+        "identify", "ask_payment", "take_payment"
+    ]  # fmt: skip
+    assert data["procedure"]["steps"][2]["irreversible"] is True
+    assert _errors(folder) == []
+
+
+async def test_prose_drift_is_refused_then_fixed_on_the_retry(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    async with ScriptedSLM([DRIFTED, GOOD]) as slm:
+        derived = await derive(folder, slm.stage())
+    (reason,) = derived.refusals
+    assert "line 4" in reason and "try once more" in reason
+    first, second = slm.requests
+    assert not refusal_fed_back(first)
+    assert refusal_fed_back(second) and reason in second.user
+    assert strip_markers(derived.prompt) == PROSE
+
+
+async def test_drift_twice_is_an_error_and_nothing_is_appended(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    before = (folder / "agent.yaml").read_bytes()
+    appended = answer(PROSE + "{{#step extra}}\nConfirm the payment.\n{{/step}}\n")
+    async with ScriptedSLM([DRIFTED, appended, GOOD]) as slm:
+        with pytest.raises(DeriveRefused) as caught:
+            await derive(folder, slm.stage())
+    assert len(slm.requests) == 2  # one retry, never a third call
+    first, second = caught.value.refusals
+    assert "line 4" in first and "added after" in second
+    assert (folder / "agent.yaml").read_bytes() == before
+
+
+AUTHORED = (
+    PROSE.replace(
+        "Tell the caller the amount due",
+        "{{#procedure billing}}\n{{#step quote}}\nTell the caller the amount due",
+    ).replace("want to pay now.\n", "want to pay now.\n{{/step}}\n")
+    + "{{/procedure}}\n"
+)
+AUTHORED_SIDECAR = """
+procedure:
+  steps:
+    - id: quote
+      title: Quote the amount  # the author's words
+"""
+
+
+def _authored_weave(group: str) -> str:
+    return (
+        AUTHORED.replace("{{#procedure billing}}", f"{{{{#procedure {group}}}}}")
+        .replace("Ask for the caller's", "{{#step identify}}\nAsk for the caller's")
+        .replace("try once more.\n", "try once more.\n{{/step}}\n")
+        .replace("Only after", "{{#step take_payment}}\nOnly after")
+        .replace("charge_card.\n", "charge_card.\n{{/step}}\n")
+    )
+
+
+async def test_existing_blocks_and_their_settings_are_kept(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor", AUTHORED, AUTHORED_SIDECAR)
+    proposal = answer(
+        _authored_weave("billing"),
+        step("quote", title="Model's title", judge="The amount was said."),
+        step("identify", tool="find_patient"),
+        step("take_payment", tool="charge_card", irreversible=True),
+    )
+    async with ScriptedSLM([proposal]) as slm:
+        derived = await derive(folder, slm.stage())
+    assert "Blocks the author already wrote" in slm.requests[0].user
+    assert [d.step for d in derived.discarded] == ["quote"]
+    write_derived(derived)
+    data = yaml.safe_load((folder / "agent.yaml").read_text())
+    assert data["procedure"]["steps"][0] == {"id": "quote", "title": "Quote the amount"}
+    assert "# the author's words" in (folder / "agent.yaml").read_text()
+    steps = {s.id: s for s in scan(data["prompt"]).steps}
+    assert steps["quote"].group == "billing" and steps["take_payment"].group == "billing"
+    assert steps["quote"].nodes == {s.id: s for s in scan(AUTHORED).steps}["quote"].nodes
+    assert _errors(folder) == []
+
+
+async def test_a_renamed_author_group_is_reconciled(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor", AUTHORED, AUTHORED_SIDECAR)
+    proposal = answer(_authored_weave("payments_flow"), step("identify", tool="find_patient"))
+    async with ScriptedSLM([proposal]) as slm:
+        derived = await derive(folder, slm.stage())
+    assert [(r.proposed, r.original) for r in derived.renamed] == [("payments_flow", "billing")]
+    assert "{{#procedure billing}}" in derived.prompt and "payments_flow" not in derived.prompt
+    assert derived.refusals == ()
+
+
+async def test_a_concurrent_edit_refuses_the_write(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    path = folder / "agent.yaml"
+
+    def author_types_meanwhile(request: SLMRequest) -> dict:
+        path.write_text(path.read_text() + "# typed while derive ran\n")
+        return GOOD
+
+    async with ScriptedSLM(answer=author_types_meanwhile) as slm:
+        derived = await derive(folder, slm.stage())
+    edited = path.read_text()
+    with pytest.raises(DeriveRefused, match="changed since derive read it"):
+        write_derived(derived)
+    assert path.read_text() == edited
+
+
+async def test_an_edit_to_the_prompt_file_also_refuses_the_write(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor", "placeholder\n")
+    prompt_file = tmp_path / "prompt.txt"
+    prompt_file.write_text(PROSE)
+
+    def edit(request: SLMRequest) -> dict:
+        prompt_file.write_text(PROSE + "New line.\n")
+        return GOOD
+
+    async with ScriptedSLM(answer=edit) as slm:
+        derived = await derive(folder, slm.stage(), prompt_file=prompt_file)
+    with pytest.raises(DeriveRefused, match="prompt.txt changed"):
+        write_derived(derived)
+
+
+async def test_a_proposal_that_fails_validation_is_refused_and_retried(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    bad = answer(WOVEN, step("ask_payment", judge="The caller agreed.", irreversible=True))
+    async with ScriptedSLM([bad, GOOD]) as slm:
+        derived = await derive(folder, slm.stage())
+    (reason,) = derived.refusals
+    assert "fails steward validate" in reason and "ask_payment" in reason
+    assert _errors(folder) == []
+
+
+async def test_garbage_output_counts_as_a_refused_attempt(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    async with ScriptedSLM(["I'd be happy to help!", GOOD]) as slm:
+        derived = await derive(folder, slm.stage())
+    (reason,) = derived.refusals
+    assert "not a JSON object" in reason
+
+
+async def test_sidecar_settings_for_unknown_or_invalid_steps_are_dropped(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    proposal = answer(
+        WOVEN,
+        step("ghost", tool="find_patient"),
+        step("identify", expr="pay_now ==="),
+        step("take_payment", tool="charge_card", irreversible=True),
+    )
+    async with ScriptedSLM([proposal]) as slm:
+        derived = await derive(folder, slm.stage())
+    assert {d.step: d.reason.split(" ")[0] for d in derived.discarded} == {
+        "ghost": "names", "identify": "invalid"
+    }  # fmt: skip
+    assert [e["id"] for e in derived.entries] == ["take_payment"]
+
+
+async def test_prompt_file_lands_in_agent_yaml_in_one_write(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor", "placeholder\n")
+    prompt_file = tmp_path / "prompt.txt"
+    prompt_file.write_text(PROSE)
+    async with ScriptedSLM([GOOD]) as slm:
+        derived = await derive(folder, slm.stage(), prompt_file=prompt_file)
+    write_derived(derived)
+    assert yaml.safe_load((folder / "agent.yaml").read_text())["prompt"] == WOVEN
+    assert prompt_file.read_text() == PROSE
+
+
+async def test_the_command_prints_the_diff_and_checklist_then_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    async with ScriptedSLM(answer=lambda _: GOOD, model="derive-model") as slm:
+        monkeypatch.setenv("STEWARD_LLM_BASE_URL", slm.base_url)
+        dry = await asyncio.to_thread(main, ["derive", str(folder), "--model", "derive-model"])
+        out = capsys.readouterr().out
+        assert dry == 0 and "dry run: nothing written" in out
+        assert "+  {{/procedure}}" in out and "checklist it produces:" in out
+        assert yaml.safe_load((folder / "agent.yaml").read_text())["prompt"] == PROSE
+        wrote = await asyncio.to_thread(
+            main, ["derive", str(folder), "--model", "derive-model", "--write"]
+        )
+    assert wrote == 0 and "wrote" in capsys.readouterr().out
+    assert yaml.safe_load((folder / "agent.yaml").read_text())["prompt"] == WOVEN
+    assert {r.model for r in slm.requests} == {"derive-model"}
+
+
+async def test_the_command_exits_1_with_both_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    async with ScriptedSLM(answer=lambda _: DRIFTED) as slm:
+        monkeypatch.setenv("STEWARD_LLM_BASE_URL", slm.base_url)
+        code = await asyncio.to_thread(main, ["derive", str(folder), "--model", "m", "--write"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "attempt 1 refused" in err and "attempt 2 refused" in err
+    assert "left as it is" in err
