@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from tests.derive_support.agents import (
     step,
 )
 
-from pipecat_steward.cli.derive import DeriveRefused, derive, write_derived
+from pipecat_steward.cli._agent_yaml import replace_sections
+from pipecat_steward.cli.derive import DeriveRefused, derive, derive_stage, write_derived
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
 from pipecat_steward.core.procedures import Severity, scan
@@ -246,3 +248,74 @@ async def test_the_command_exits_1_with_both_reasons(
     assert code == 1
     assert "attempt 1 refused" in err and "attempt 2 refused" in err
     assert "left as it is" in err
+
+
+async def test_the_agents_derive_scope_model_and_prompt_override_are_used(tmp_path: Path) -> None:
+    async with ScriptedSLM([GOOD]) as slm:
+        aux = (
+            "aux:\n  logic_slm:\n    provider: openai_compatible\n    config:\n"
+            f"      base_url: {slm.base_url}\n      model: small-runtime-model\n"
+            "      scope_models: {derive: big-authoring-model}\n"
+            "      prompt_overrides: {derive: Weave markers only.}\n"
+        )
+        folder = make_agent(tmp_path / "harbor", extra=aux)
+        derived = await derive(folder, derive_stage(folder))
+    (request,) = slm.requests
+    assert request.model == "big-authoring-model"
+    assert request.system.startswith("Weave markers only.\n\nReply with exactly one JSON object")
+    assert derived.new_steps == ("identify", "ask_payment", "take_payment")
+
+
+def test_an_endpoint_without_a_model_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_agent(tmp_path / "harbor")
+    monkeypatch.setenv("STEWARD_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    assert main(["derive", str(folder)]) == 2
+    assert "--model" in capsys.readouterr().err
+
+
+CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
+
+
+def _flat(entry: dict) -> dict:
+    """A clinic sidecar entry as the derive schema's flat row (what a model can propose)."""
+    done, applies = entry.get("complete_when") or {}, entry.get("applies_when") or {}
+    return step(
+        entry["id"],
+        title=entry.get("title"),
+        tool=done.get("tool"),
+        expr=done.get("expr"),
+        judge=done.get("prompt"),
+        irreversible=entry.get("irreversible"),
+        applies_code=applies.get("expr"),
+    )
+
+
+async def test_clinic_before_and_after(tmp_path: Path) -> None:
+    """The docs' example: the clinic prompt without markers becomes bots/clinic's checklist."""
+    text = (CLINIC / "agent.yaml").read_text()
+    data = yaml.safe_load(text)
+    folder = tmp_path / "clinic"
+    shutil.copytree(CLINIC, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    head, rest = text.split("\nprocedure:\n", 1)
+    without_procedure = head + "\n" + rest[rest.index("\nvariables:") + 1 :]
+    before = replace_sections(without_procedure, {"prompt": strip_markers(data["prompt"])})
+    (folder / "agent.yaml").write_text(before)
+    proposal = answer(data["prompt"], *(_flat(e) for e in data["procedure"]["steps"]))
+    async with ScriptedSLM([proposal]) as slm:
+        derived = await derive(folder, slm.stage())
+    write_derived(derived)
+    after = yaml.safe_load((folder / "agent.yaml").read_text())
+    assert after["prompt"] == data["prompt"]
+    assert [s["id"] for s in after["procedure"]["steps"]] == [
+        s["id"] for s in data["procedure"]["steps"]
+    ]
+    assert derived.discarded == ()
+    assert "take_payment: Take the copay — when collect_payment succeeds; irreversible" in (
+        derived.checklist
+    )
+    assert "review_copay: Billing review of a large copay — when request_copay_review" in (
+        derived.checklist
+    )
+    assert _errors(folder) == []

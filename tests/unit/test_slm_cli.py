@@ -78,6 +78,7 @@ def test_prompts_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prompts"]) == 0
     out = capsys.readouterr().out
     assert "== adherence (catalog default)" in out and "== llm_judge (catalog default)" in out
+    assert "== derive (catalog default)\nYou turn a voice agent's prompt into a checklist" in out
 
 
 def test_prompts_show_overrides_and_their_source(

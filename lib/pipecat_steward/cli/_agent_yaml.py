@@ -63,7 +63,7 @@ def _replace(text: str, key: str, block: str) -> str:
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(key)}\s*:", ln)), None)
     if start is None:
-        sep = "" if not text or text.endswith("\n") else "\n"
+        sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
         return text + sep + block
     end = start + 1
     while end < len(lines) and not _TOP_LEVEL.match(lines[end]):

@@ -22,13 +22,10 @@ folder, the model or the endpoint cannot be used.
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import difflib
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +33,12 @@ from typing import Any, cast
 
 import yaml
 
-from pipecat_steward.cli._agent_yaml import append_steps, replace_sections
+from pipecat_steward.cli._derive_agent import AgentFolder, Read, validation_errors
 from pipecat_steward.cli._slm_agent import agent_stage
-from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import MAIN, ScopeSource, Severity, compile_procedures, scan
+from pipecat_steward.core.procedures import MAIN, ScopeSource, compile_procedures
 from pipecat_steward.core.procedures.derive import (
     DERIVE_SCHEMA,
     Discarded,
-    derive_request,
     merge_sidecar,
     parse_proposal,
     sidecar_entries,
@@ -83,14 +78,6 @@ class DeriveRefused(Exception):
 
 
 @dataclass(frozen=True)
-class _Read:
-    """A file as read, to refuse the write if it changed meanwhile."""
-
-    path: Path
-    data: bytes
-
-
-@dataclass(frozen=True)
 class Derived:
     """An accepted derivation: the new ``agent.yaml`` text and what went into it."""
 
@@ -104,7 +91,7 @@ class Derived:
     renamed: tuple[Rename, ...]
     refusals: tuple[str, ...]
     checklist: str
-    sources: tuple[_Read, ...]
+    sources: tuple[Read, ...]
     calls: int
     tokens: tuple[int, int]
 
@@ -204,11 +191,11 @@ async def derive(
         ConfigError: The folder or the prompt cannot be read.
         SLMError: The endpoint cannot be reached or did not answer in time.
     """
-    agent = _Agent.read(agent_dir, prompt_file)
+    agent = AgentFolder.read(agent_dir, prompt_file)
     budget = max_tokens or max(_MIN_OUTPUT_TOKENS, len(agent.prompt) // 2)
     stage = stage.model_copy(update={"max_output_tokens": budget, "timeout_s": timeout})
     system = compose_system(stage.prompts.get("derive", DEFAULT_PROMPTS["derive"]), DERIVE_SCHEMA)
-    baseline = _errors(agent, agent.render(agent.prompt, ()))
+    baseline = validation_errors(agent, agent.render(agent.prompt, ()))
     owned = client is None
     active = client or SLMClient()
     refusals: list[str] = []
@@ -245,7 +232,7 @@ async def _attempt(
     stage: SLMStage,
     system: str,
     user: str,
-    agent: _Agent,
+    agent: AgentFolder,
     baseline: set[str],
     tokens: list[int],
 ) -> _Accepted | str:
@@ -268,7 +255,7 @@ async def _attempt(
         text = agent.render(woven.prompt, entries)
     except ConfigError as err:
         return f"the result could not be written back ({err.problem})"
-    new_errors = sorted(_errors(agent, text) - baseline)
+    new_errors = sorted(validation_errors(agent, text) - baseline)
     if new_errors:
         named = [_name_steps(e, agent.procedure, entries) for e in new_errors[:3]]
         return "the woven agent fails steward validate: " + "; ".join(named)
@@ -288,7 +275,7 @@ def _name_steps(
 
 
 def _finish(
-    agent: _Agent, ok: _Accepted, refusals: tuple[str, ...], calls: int, tokens: list[int]
+    agent: AgentFolder, ok: _Accepted, refusals: tuple[str, ...], calls: int, tokens: list[int]
 ) -> Derived:
     return Derived(
         path=agent.path,
@@ -376,110 +363,3 @@ def _completion(step: Step) -> str:
     if step.applies_llm:
         extras.append(f"only if (judged) {step.applies_llm}")
     return "; ".join(extras)
-
-
-@dataclass(frozen=True)
-class _Agent:
-    """The agent folder as derive read it."""
-
-    folder: Path
-    path: Path
-    text: str
-    data: Mapping[str, Any]
-    prompt: str
-    sources: tuple[_Read, ...]
-
-    @classmethod
-    def read(cls, folder: Path, prompt_file: Path | None) -> _Agent:
-        path = folder / "agent.yaml"
-        if not path.is_file():
-            raise ConfigError(str(path), "not found; an agent folder needs agent.yaml")
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as err:
-            raise ConfigError(str(path), f"not valid YAML: {err}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(str(path), "expected a mapping at the top level")
-        sources = [_Read(path, raw)]
-        if prompt_file is not None:
-            prompt_raw = prompt_file.read_bytes()
-            sources.append(_Read(prompt_file, prompt_raw))
-            prompt = prompt_raw.decode("utf-8")
-        else:
-            prompt = str(cast(dict[str, Any], data).get("prompt") or "")
-        if not prompt.strip():
-            raise ConfigError(f"{path}:prompt", "is empty; write the prompt or pass --prompt FILE")
-        return cls(folder, path, text, cast(dict[str, Any], data), prompt, tuple(sources))
-
-    @property
-    def procedure(self) -> Mapping[str, Any] | None:
-        raw = self.data.get("procedure")
-        return cast(Mapping[str, Any], raw) if isinstance(raw, dict) else None
-
-    @property
-    def existing_ids(self) -> set[str]:
-        """Step ids the author has: blocks in the prompt and sidecar entries."""
-        ids = {s.id for s in scan(self.prompt).steps}
-        steps = cast(list[Any], (self.procedure or {}).get("steps") or [])
-        ids |= {str(e.get("id")) for e in steps if isinstance(e, dict)}
-        return ids
-
-    def request(self, refusal: str | None) -> str:
-        scanned = scan(self.prompt)
-        return derive_request(
-            self.prompt,
-            tools=_tools(self.data, self.folder / "tools.py"),
-            variables=_variables(self.data),
-            existing_steps=[s.id for s in scanned.steps],
-            existing_groups=[g.name for g in scanned.groups],
-            refusal=refusal,
-        )
-
-    def render(self, prompt: str, entries: Sequence[Mapping[str, Any]]) -> str:
-        """The ``agent.yaml`` text with ``prompt`` and the new sidecar entries, in one edit."""
-        text = replace_sections(self.text, {"prompt": prompt})
-        if not entries:
-            return text
-        expected = dict(cast(dict[str, Any], yaml.safe_load(text)))
-        expected["procedure"] = merge_sidecar(self.procedure, entries)
-        appended = append_steps(text, [dict(e) for e in entries])
-        if appended is not None and yaml.safe_load(appended) == expected:
-            return appended
-        return replace_sections(text, {"procedure": expected["procedure"]})
-
-
-def _errors(agent: _Agent, text: str) -> set[str]:
-    """The validation errors of the agent folder with ``agent.yaml`` replaced by ``text``."""
-    with tempfile.TemporaryDirectory() as temp:
-        copy = Path(temp) / agent.folder.name
-        shutil.copytree(agent.folder, copy, ignore=shutil.ignore_patterns("__pycache__", ".*"))
-        (copy / "agent.yaml").write_text(text, encoding="utf-8")
-        issues = validate_agent(copy)
-    return {str(i) for i in issues if i.severity is Severity.ERROR}
-
-
-def _tools(data: Mapping[str, Any], tools_py: Path) -> list[str]:
-    raw = data.get("tools")
-    if isinstance(raw, list):
-        return [str(t) for t in cast(list[object], raw)]
-    if not tools_py.is_file():
-        return []
-    tree = ast.parse(tools_py.read_text(encoding="utf-8"), str(tools_py))
-    return [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and not node.name.startswith("_")
-    ]
-
-
-def _variables(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    raw = data.get("variables")
-    rows = cast(list[Any], raw) if isinstance(raw, list) else []
-    return [
-        (str(v.get("name")), str(v.get("type", "string")), str(v.get("description", "")))
-        for v in rows
-        if isinstance(v, dict)
-    ]
