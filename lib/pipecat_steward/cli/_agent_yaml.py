@@ -16,7 +16,7 @@ import yaml
 
 from pipecat_steward.exceptions import ConfigError
 
-__all__ = ["append_steps", "render_literal", "replace_sections"]
+__all__ = ["append_steps", "parses_to", "render_literal", "replace_sections"]
 
 _TOP_LEVEL = re.compile(r"^\S")
 
@@ -35,7 +35,7 @@ def replace_sections(text: str, values: Mapping[str, Any]) -> str:
         block = render_literal(key, value) if isinstance(value, str) else _render(key, value)
         out = _replace(out, key, block)
         expected[key] = value
-    if yaml.safe_load(out) != expected:
+    if not parses_to(out, expected):
         raise ConfigError("agent.yaml", "could not rewrite the file faithfully; nothing written")
     return out
 
@@ -48,7 +48,15 @@ def render_literal(key: str, value: str) -> str:
     indent = "2" if value[0] in " \n" else ""
     body = "".join(f"  {line}" if line.strip() else line for line in value.splitlines(True))
     block = f"{key}: |{indent}{chomp}\n{body}" + ("" if body.endswith("\n") else "\n")
-    return block if yaml.safe_load(block) == {key: value} else _render(key, value)
+    return block if parses_to(block, {key: value}) else _render(key, value)
+
+
+def parses_to(text: str, expected: object) -> bool:
+    """Whether ``text`` is YAML that loads to ``expected`` (characters YAML cannot carry raw fail)."""
+    try:
+        return yaml.safe_load(text) == expected
+    except yaml.YAMLError:
+        return False
 
 
 def _render(key: str, value: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import yaml
 
-from pipecat_steward.cli._agent_yaml import append_steps, replace_sections
+from pipecat_steward.cli._agent_yaml import append_steps, parses_to, replace_sections
 from pipecat_steward.cli.validate import validate_agent
 from pipecat_steward.core.procedures import Severity, scan
 from pipecat_steward.core.procedures.derive import derive_request, merge_sidecar
@@ -101,7 +101,7 @@ class AgentFolder:
         expected = dict(cast(dict[str, Any], yaml.safe_load(text)))
         expected["procedure"] = merge_sidecar(self.procedure, entries)
         appended = append_steps(text, [dict(e) for e in entries])
-        if appended is not None and yaml.safe_load(appended) == expected:
+        if appended is not None and parses_to(appended, expected):
             return appended
         return replace_sections(text, {"procedure": expected["procedure"]})
 
