@@ -319,3 +319,33 @@ async def test_clinic_before_and_after(tmp_path: Path) -> None:
         derived.checklist
     )
     assert _errors(folder) == []
+
+
+CONFIG_ONLY = """
+procedure:
+  steps:
+    - id: identify
+      title: Identify the caller (the author's title)
+      complete_when: {kind: tool, tool: find_patient}
+    - id: take_payment
+      title: Take the payment
+      irreversible: true
+      complete_when: {kind: tool, tool: charge_card}
+"""
+
+
+async def test_a_config_only_procedure_gets_blocks_under_its_own_ids(tmp_path: Path) -> None:
+    folder = make_agent(tmp_path / "harbor", extra=CONFIG_ONLY)
+    proposal = answer(
+        WOVEN, step("identify", title="Model's"), step("ask_payment", expr="pay_now == true")
+    )
+    async with ScriptedSLM([proposal]) as slm:
+        derived = await derive(folder, slm.stage())
+    assert "configured without a block" in slm.requests[0].user
+    assert "identify, take_payment" in slm.requests[0].user
+    assert [d.step for d in derived.discarded] == ["identify"]
+    write_derived(derived)
+    steps = yaml.safe_load((folder / "agent.yaml").read_text())["procedure"]["steps"]
+    assert [s["id"] for s in steps] == ["identify", "take_payment", "ask_payment"]
+    assert steps[0]["title"] == "Identify the caller (the author's title)"
+    assert _errors(folder) == []

@@ -77,10 +77,13 @@ class AgentFolder:
     @property
     def existing_ids(self) -> set[str]:
         """Step ids the author has: blocks in the prompt and sidecar entries."""
-        ids = {s.id for s in scan(self.prompt).steps}
+        return {s.id for s in scan(self.prompt).steps} | set(self.configured_ids)
+
+    @property
+    def configured_ids(self) -> list[str]:
+        """Ids of ``procedure.steps`` entries, in the author's order."""
         steps = cast(list[Any], (self.procedure or {}).get("steps") or [])
-        ids |= {str(e.get("id")) for e in steps if isinstance(e, dict)}
-        return ids
+        return [str(e.get("id")) for e in steps if isinstance(e, dict)]
 
     def request(self, refusal: str | None) -> str:
         scanned = scan(self.prompt)
@@ -90,6 +93,7 @@ class AgentFolder:
             variables=_variables(self.data),
             existing_steps=[s.id for s in scanned.steps],
             existing_groups=[g.name for g in scanned.groups],
+            configured=self.configured_ids,
             refusal=refusal,
         )
 

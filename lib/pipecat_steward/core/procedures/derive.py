@@ -182,6 +182,7 @@ def derive_request(
     variables: Sequence[tuple[str, str, str]],
     existing_steps: Sequence[str],
     existing_groups: Sequence[str],
+    configured: Sequence[str] = (),
     refusal: str | None = None,
 ) -> str:
     """Render the user message: the agent's tools and variables, then the prompt verbatim.
@@ -192,6 +193,8 @@ def derive_request(
         variables: ``(name, type, description)`` per declared variable.
         existing_steps: Step ids the author already wrote.
         existing_groups: Group names the author already wrote.
+        configured: Step ids the author's ``procedure.steps`` already configures without a
+            block; their blocks should use these ids (their settings stay the author's).
         refusal: Why the previous answer was refused (the retry feeds it back).
     """
     lines = [f"Tools: {', '.join(tools) or '(none)'}", "Variables:"]
@@ -202,6 +205,12 @@ def derive_request(
         lines.append(
             "Blocks the author already wrote (keep them exactly; propose no settings for them): "
             + ", ".join([*existing_steps, *(f"procedure {g}" for g in existing_groups)])
+        )
+    todo = [c for c in configured if c not in existing_steps]
+    if todo:
+        lines.append(
+            "Steps the author configured without a block (use these ids for their blocks; "
+            "propose no settings for them): " + ", ".join(todo)
         )
     if refusal:
         lines.append(
