@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"attempt {number} refused: {reason}", file=sys.stderr)
         print(f"steward derive: {err}", file=sys.stderr)
         return 1
-    except (ConfigError, SLMError, OSError) as err:
+    except (ConfigError, SLMError, OSError, UnicodeDecodeError) as err:
         print(f"steward derive: {err}", file=sys.stderr)
         return 2
     return 0
