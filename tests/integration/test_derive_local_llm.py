@@ -62,7 +62,7 @@ async def test_derive_over_the_real_wire(llama_url: str, tmp_path: Path) -> None
     ledger = MemoryLedger()
     async with SLMClient(ledger=ledger) as client:
         try:
-            derived = await derive(folder, stage, client=client, max_tokens=700, timeout=600)
+            derived = await derive(folder, stage, client=client, max_tokens=320, timeout=900)
         except DeriveRefused as refused:
             outcome: DeriveRefused | None = refused
             print(f"\nSmolLM2-135M: refused twice: {list(refused.refusals)}")
