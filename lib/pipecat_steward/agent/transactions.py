@@ -116,6 +116,8 @@ class TransactionSession(StewardSession):
         self, user_text: str = "", *, first_turn: bool = False, speculative: bool = False
     ) -> Action:
         """Route the turn and say what happens next (a speculative call changes nothing)."""
+        if self.conflict is not None:
+            return super().decide(user_text, first_turn=first_turn, speculative=speculative)
         if speculative:
             return self._llm(self._directive_text())
         if user_text:
@@ -132,6 +134,8 @@ class TransactionSession(StewardSession):
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
         """Collect a transaction tool the LLM called; the turn's calls are routed together."""
+        if self.conflict is not None:
+            return super().tool_call(name, args)
         if name not in visible_tools(self.catalog, self.tstate):
             reply = {
                 "error": True,
@@ -149,6 +153,8 @@ class TransactionSession(StewardSession):
         if call.task not in (_PRE, _EXEC):
             return await super().run_call(call)
         await self.save()  # the idempotency key is durable before the executor acts
+        if self.conflict is not None:  # another worker owns the call now: it runs the executor
+            return await super().run_call(call)
         result = await self._invoke(call.name, call.args)
         ok = bool(result.get("success", not result.get("error")))
         if call.task == _PRE:
