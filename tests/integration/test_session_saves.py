@@ -74,12 +74,19 @@ class SlowStore:
         return await self.inner.load(identity)
 
     async def save(
-        self, identity: Identity, payload: Payload, expected_version: int, *, ttl: float | None = None
+        self,
+        identity: Identity,
+        payload: Payload,
+        expected_version: int,
+        *,
+        ttl: float | None = None,
     ) -> int:
         await self._lag()
         return await self.inner.save(identity, payload, expected_version, ttl=ttl)
 
-    async def list(self, tenant_id: str | None = None, agent_id: str | None = None) -> tuple[Identity, ...]:
+    async def list(
+        self, tenant_id: str | None = None, agent_id: str | None = None
+    ) -> tuple[Identity, ...]:
         return await self.inner.list(tenant_id, agent_id)
 
     async def delete(self, identity: Identity) -> bool:
@@ -112,7 +119,7 @@ async def test_concurrent_saves_of_one_session_are_ordered_and_coalesced(
         await store.close()
     assert checkpointer.conflict is None
     assert stored is not None and stored.version == checkpointer.version
-    assert stored.payload == {"n": asked[-1]}, "the newest snapshot is the one stored"
+    assert stored.payload == {"n": asked[-1], "writer": checkpointer.writer}, "the newest is stored"
     in_order = [versions[n] for n in asked]
     assert in_order == sorted(in_order), "a later request never returns an older version"
     assert checkpointer.saves + checkpointer.coalesced == 30
@@ -128,7 +135,11 @@ async def play(
         identity = Identity("acme", "order_desk", session)
         traces = await runner(AGENT, loaded, checkpointer=Checkpointer(store, identity))
         played = loaded.turns[len(loaded.turns) - len(traces) :]
-        problems = [p for t, turn in zip(traces, played, strict=True) for p in check_expectations(t, turn.expect)]
+        problems = [
+            p
+            for t, turn in zip(traces, played, strict=True)
+            for p in check_expectations(t, turn.expect)
+        ]
         assert problems == []
         return traces
     finally:
@@ -156,7 +167,10 @@ async def test_a_worker_never_conflicts_with_itself(
     spec, name = spec_for(backend, tmp_path, redis_url), tmp_path.name
     traces = await play(PATHS[path], spec, SCENARIOS / "long_session.yaml", name, BACKEND_LAG)
     assert traces[-1]["transaction"]["status"] == "COMPLETED"
-    assert [e["tool"] for e in json.loads(ledger.read_text())["effects"]] == ["cancel_order", "contest_charge"]
+    assert [e["tool"] for e in json.loads(ledger.read_text())["effects"]] == [
+        "cancel_order",
+        "contest_charge",
+    ]
     assert await play(PATHS[path], spec, SCENARIOS / "long_session.yaml", name) == []  # all saved
 
 

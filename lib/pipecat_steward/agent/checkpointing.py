@@ -15,6 +15,7 @@ marks itself stale (``conflict``) and re-raises; the session then stops driving 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -35,6 +36,8 @@ class Checkpointer:
         saves: How many store writes this worker made.
         coalesced: How many save requests a later write covered (no write of their own).
         conflict: The conflict that made this worker stale (None while it owns the call).
+        writer: This worker's token, saved in every payload (``writer``) so that after a
+            conflict it can tell its own landed write from another worker's.
     """
 
     store: CheckpointStore
@@ -43,6 +46,7 @@ class Checkpointer:
     saves: int = 0
     coalesced: int = 0
     conflict: VersionConflict | None = None
+    writer: str = field(default_factory=lambda: uuid.uuid4().hex)
     _asked: int = field(default=0, repr=False)
     _written: int = field(default=0, repr=False)
     _latest: dict[str, Any] = field(default_factory=lambda: {}, repr=False)
@@ -65,7 +69,7 @@ class Checkpointer:
         if self.conflict is not None:
             raise self.conflict
         self._asked += 1
-        ticket, self._latest = self._asked, dict(payload)
+        ticket, self._latest = self._asked, {**payload, "writer": self.writer}
         async with self._lock:
             if self.conflict is not None:
                 raise self.conflict
