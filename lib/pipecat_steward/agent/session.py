@@ -16,6 +16,7 @@ from typing import Any
 
 from loguru import logger
 
+from pipecat_steward.agent.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
@@ -162,6 +163,7 @@ class StewardSession:
     def payload(self) -> dict[str, Any]:
         """Everything needed to resume this conversation, as JSON-safe data."""
         data: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
             "state": self.state.to_json(),
             "turns_done": self.turns_done,
             "script": self.script,
@@ -224,14 +226,28 @@ class StewardSession:
         into.append(call)
         return call
 
+    def payload_problem(self, data: Mapping[str, Any]) -> str | None:
+        """Why ``data`` cannot be restored into this session, or None (the schema check)."""
+        return payload_problem(data)
+
     async def restore(self) -> bool:
-        """Restore by identity before any routing; True when a checkpoint was found."""
+        """Restore by identity before any routing; True when a checkpoint was restored.
+
+        Raises:
+            InvalidCheckpoint: When the checkpoint cannot be restored (``on_invalid='fail'``).
+        """
         if self.checkpointer is None:
             return False
-        data = await self.checkpointer.load()
+        data = await self.checkpointer.load(self.payload_problem)
         if data is None:
             return False
-        self.load_payload(data)
+        before = self.payload()
+        try:
+            self.load_payload(data)
+        except Exception as exc:  # the schema passed but the state does not rebuild
+            self.load_payload(before)
+            await self.checkpointer.reject(f"the state does not rebuild: {exc}")
+            return False
         return True
 
     async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipecat_steward.agent.checkpoint_schema import payload_problem
 from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
@@ -203,6 +204,9 @@ class TransactionSession(StewardSession):
 
     def payload(self) -> dict[str, Any]:
         return {**super().payload(), "transactions": self.tstate.to_json(), "topic": self._topic}
+
+    def payload_problem(self, data: Mapping[str, Any]) -> str | None:
+        return payload_problem(data, transactions=True)
 
     def load_payload(self, data: Mapping[str, Any]) -> None:
         super().load_payload(data)
