@@ -156,7 +156,11 @@ class RedisCheckpointStore:
                 (version, expires_at), _ = await pipe.execute()
         except RedisError as exc:
             raise StoreError(f"redis delete of checkpoint {identity} failed: {exc}") from exc
-        return version is not None and live(float(expires_at) if expires_at else None, self.clock())
+        try:
+            expires = float(expires_at) if expires_at else None
+        except ValueError:  # a damaged checkpoint is removed too
+            return version is not None
+        return version is not None and live(expires, self.clock())
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -180,7 +180,9 @@ class SQLiteCheckpointStore:
         rows = self._db.execute(  # fetchall: the statement must finish to release the lock
             f"DELETE FROM checkpoints WHERE {_KEY} RETURNING expires_at", _params(identity)
         ).fetchall()
-        return bool(rows) and live(rows[0][0], self.clock())
+        expires = rows[0][0] if rows else None
+        unreadable = not isinstance(expires, float | int | None)  # a damaged row is removed too
+        return bool(rows) and (unreadable or live(expires, self.clock()))
 
     async def purge_expired(self) -> int:
         """Delete expired checkpoints; return how many."""
