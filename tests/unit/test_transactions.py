@@ -66,7 +66,12 @@ def test_row2_the_word_order_does_not_switch_to_tracking() -> None:
 
 def test_row3_contestation_amount_on_the_second_turn_keeps_the_subject() -> None:
     state = collecting(CONTEST)
-    state = apply(CAT, state, route_turn(CAT, state, turn("the gym", ("set_contest_subject", {"subject": "gym"}))), at=AT)
+    state = apply(
+        CAT,
+        state,
+        route_turn(CAT, state, turn("the gym", ("set_contest_subject", {"subject": "gym"}))),
+        at=AT,
+    )
     assert state.missing_parameters == ("amount",)
     decision = route_turn(CAT, state, turn("R$ 71.99", ("set_contest_amount", {"amount": "71.99"})))
     assert decision == Fill({"amount": "71.99"})
@@ -78,7 +83,9 @@ def test_row3_contestation_amount_on_the_second_turn_keeps_the_subject() -> None
 def test_row4_forget_it_show_my_bill_cancels_and_routes() -> None:
     state = collecting(CANCEL)
     said = "forget it, show my bill"
-    decision = route_turn(CAT, state, turn(said, (CANCEL_TOOL, {}), ("start_billing_statement", {"quote": said})))
+    decision = route_turn(
+        CAT, state, turn(said, (CANCEL_TOOL, {}), ("start_billing_statement", {"quote": said}))
+    )
     assert decision == Cancel(then_start=BILL)
     after = apply(CAT, state, decision, at=AT)
     assert after.last_transaction is not None
@@ -89,7 +96,11 @@ def test_row4_forget_it_show_my_bill_cancels_and_routes() -> None:
 
 def test_row5_track_my_order_interrupts_and_keeps_the_cancellation_resumable() -> None:
     state = collecting(CANCEL)
-    decision = route_turn(CAT, state, turn("track my order", ("start_retail_order_track", {"quote": "track my order"})))
+    decision = route_turn(
+        CAT,
+        state,
+        turn("track my order", ("start_retail_order_track", {"quote": "track my order"})),
+    )
     assert decision == InterruptAndRoute(TRACK, CANCEL)
     after = apply(CAT, state, decision, at=AT)
     assert after.active_transaction.intent == TRACK  # type: ignore[union-attr]
@@ -112,7 +123,11 @@ def test_rule1_a_proposal_never_overrides_a_collected_parameter() -> None:
 
 
 def test_rule1_fill_beats_an_explicit_cancel_in_the_same_turn() -> None:
-    decision = route_turn(CAT, collecting(CANCEL), turn("PED-1", (CANCEL_TOOL, {}), ("set_order_id", {"order_id": "PED-1"})))
+    decision = route_turn(
+        CAT,
+        collecting(CANCEL),
+        turn("PED-1", (CANCEL_TOOL, {}), ("set_order_id", {"order_id": "PED-1"})),
+    )
     assert decision == Fill({"order_id": "PED-1"})
 
 
@@ -126,13 +141,19 @@ def test_rule2_explicit_cancel_alone_cancels() -> None:
 
 
 def test_rule3_a_different_domain_interrupts_without_cues() -> None:
-    decision = route_turn(CAT, collecting(CANCEL), turn("about a charge", ("start_charge_contest", {})))
+    decision = route_turn(
+        CAT, collecting(CANCEL), turn("about a charge", ("start_charge_contest", {}))
+    )
     assert decision == InterruptAndRoute(CONTEST, CANCEL)
 
 
 def test_rule3_a_start_call_carrying_parameters_prefills_the_new_intent() -> None:
     state = collecting(CONTEST, subject="gym")
-    decision = route_turn(CAT, state, turn("where is order PED-9", ("start_retail_order_track", {"order_id": "PED-9"})))
+    decision = route_turn(
+        CAT,
+        state,
+        turn("where is order PED-9", ("start_retail_order_track", {"order_id": "PED-9"})),
+    )
     assert decision == InterruptAndRoute(TRACK, CONTEST, {"order_id": "PED-9"})
     after = apply(CAT, state, decision, at=AT)
     assert after.transaction_status == S.AWAITING_CONFIRMATION
@@ -140,14 +161,18 @@ def test_rule3_a_start_call_carrying_parameters_prefills_the_new_intent() -> Non
 
 def test_rule4_a_generic_same_domain_keyword_does_not_interrupt() -> None:
     state = collecting(CANCEL)
-    decision = route_turn(CAT, state, turn("it's about my order", ("start_retail_order_track", {"quote": "my order"})))
+    decision = route_turn(
+        CAT, state, turn("it's about my order", ("start_retail_order_track", {"quote": "my order"}))
+    )
     assert decision == StayAndIgnoreKeyword(TRACK)
     assert apply(CAT, state, decision, at=AT) == state
 
 
 def test_rule4_reasking_for_the_active_intent_does_not_restart_it() -> None:
     state = collecting(CONTEST, subject="gym")
-    decision = route_turn(CAT, state, turn("contest a charge", ("start_charge_contest", {"quote": "contest"})))
+    decision = route_turn(
+        CAT, state, turn("contest a charge", ("start_charge_contest", {"quote": "contest"}))
+    )
     assert decision == Clarify(("amount",), "no_answer")
     assert apply(CAT, state, decision, at=AT).active_transaction.arguments == {"subject": "gym"}  # type: ignore[union-attr]
 
@@ -161,20 +186,27 @@ def test_rule5_no_answer_keeps_the_transaction_and_clarifies() -> None:
 
 def test_rule5_two_competing_intents_clarify() -> None:
     said = "track it and dispute the charge"
-    calls = (("start_retail_order_track", {"quote": said}), ("start_charge_contest", {"quote": said}))
+    calls = (
+        ("start_retail_order_track", {"quote": said}),
+        ("start_charge_contest", {"quote": said}),
+    )
     decision = route_turn(CAT, collecting(CANCEL), turn(said, *calls))
     assert decision == Clarify(("order_id",), "competing_intents", (TRACK, CONTEST))
 
 
 def test_another_intents_setter_is_not_an_answer() -> None:
-    decision = route_turn(CAT, collecting(CANCEL), turn("71.99", ("set_contest_amount", {"amount": "71.99"})))
+    decision = route_turn(
+        CAT, collecting(CANCEL), turn("71.99", ("set_contest_amount", {"amount": "71.99"}))
+    )
     assert decision == Clarify(("order_id",), "no_answer")
 
 
 def test_idle_routing_starts_or_stays_idle() -> None:
     idle = TransactionState()
     assert route_turn(CAT, idle, turn("hi")) == Idle()
-    assert route_turn(CAT, idle, turn("cancel PED-3", ("start_retail_order_cancel", {"order_id": "PED-3"}))) == Start(CANCEL, {"order_id": "PED-3"})
+    assert route_turn(
+        CAT, idle, turn("cancel PED-3", ("start_retail_order_cancel", {"order_id": "PED-3"}))
+    ) == Start(CANCEL, {"order_id": "PED-3"})
 
 
 def test_route_turn_refuses_a_transaction_past_collection() -> None:
@@ -210,11 +242,14 @@ def test_start_while_latched_is_refused() -> None:
 
 
 def test_visible_tools_per_phase() -> None:
-    assert set(visible_tools(CAT, TransactionState())) == {f"start_{n}" for n in (CANCEL, TRACK, CONTEST, BILL)}
+    assert set(visible_tools(CAT, TransactionState())) == {
+        f"start_{n}" for n in (CANCEL, TRACK, CONTEST, BILL)
+    }
     tools = visible_tools(CAT, collecting(CONTEST))
     assert tools[:3] == ("set_contest_subject", "set_contest_amount", CANCEL_TOOL)
     assert "start_charge_contest" not in tools and "start_retail_order_track" in tools
-    assert visible_tools(CAT, collecting(CONTEST, subject="a", amount="1")) == CONFIRMATION_TOOLS
+    confirming = visible_tools(CAT, collecting(CONTEST, subject="a", amount="1"))
+    assert confirming == (*CONFIRMATION_TOOLS, *(f"start_{n}" for n in (CANCEL, TRACK, BILL)))
     assert visible_tools(CAT, collecting(CANCEL, order_id="P")) == ()  # pre-validation is code
 
 
@@ -251,4 +286,61 @@ def test_intent_from_flow_takes_the_terminal_task_as_the_transaction() -> None:
     assert spec.required == ("num_guests", "date", "chosen_time", "name")
     assert spec.setters["set_date"] == ("date",)
     with pytest.raises(ConfigError, match="terminal: true"):
-        intent_from_flow("x", compile_flow({"slots": [{"name": "a", "setter": "set_a"}]}), confirmation="")
+        intent_from_flow(
+            "x", compile_flow({"slots": [{"name": "a", "setter": "set_a"}]}), confirmation=""
+        )
+
+
+# --- detours while confirming, honest pre-validation failures --------------------------------
+
+
+def test_a_detour_while_confirming_sets_the_transaction_aside_with_its_arguments() -> None:
+    from pipecat_steward.core.transactions import (
+        Detour,
+        ToolUse,
+        apply_confirmation,
+        route_confirmation,
+    )
+
+    confirming = collecting(CONTEST, subject="gym", amount="71.99")
+    assert confirming.transaction_status == TransactionStatus.AWAITING_CONFIRMATION
+    calls = [ToolUse("start_retail_order_track", {"order_id": "PED-1003", "quote": "track first"})]
+    decision = route_confirmation(CAT, confirming, calls)
+    assert decision == Detour(TRACK, {"order_id": "PED-1003"})
+    state = apply_confirmation(CAT, confirming, decision, scope="s", at=AT)
+    assert state.active_transaction is not None and state.active_transaction.intent == TRACK
+    parked = resumable(state)
+    assert parked is not None and parked.intent == CONTEST
+    assert parked.arguments == {"subject": "gym", "amount": "71.99"}
+    assert parked.status == TransactionStatus.AWAITING_CONFIRMATION
+
+
+@pytest.mark.parametrize(
+    ("calls", "kind"),
+    [
+        ([("confirm_transaction", {}), ("start_retail_order_track", {})], "Confirm"),
+        ([("reject_transaction", {}), ("start_retail_order_track", {})], "Reject"),
+        ([("start_charge_contest", {})], "Unclear"),  # its own start is no detour
+        ([("start_retail_order_track", {})], "Detour"),
+    ],
+)
+def test_confirmation_precedence_puts_a_detour_last(
+    calls: list[tuple[str, dict[str, object]]], kind: str
+) -> None:
+    from pipecat_steward.core.transactions import ToolUse, route_confirmation
+
+    confirming = collecting(CONTEST, subject="gym", amount="71.99")
+    decision = route_confirmation(CAT, confirming, [ToolUse(n, a) for n, a in calls])  # type: ignore[arg-type]
+    assert type(decision).__name__ == kind
+
+
+def test_a_pre_validation_backend_error_fails_the_transaction_not_out_of_scope() -> None:
+    from pipecat_steward.core.transactions import record_pre_validation_failure
+
+    checking = collecting(CANCEL, order_id="PED-1001")
+    assert checking.transaction_status == TransactionStatus.PRE_VALIDATION
+    state = record_pre_validation_failure(checking, result={"error": True}, at=AT)
+    assert state.active_transaction is None and state.transaction_status == TransactionStatus.FAILED
+    assert state.last_transaction is not None and state.last_transaction.arguments == {
+        "order_id": "PED-1001"
+    }

@@ -55,6 +55,12 @@ class _Procedures(_Strict):
     visit: Count
 
 
+class _Offer(_Strict):
+    kind: Literal["resume", "retry"]
+    intent: str
+    arguments: dict[str, JsonValue] | None = None
+
+
 class _Payload(_Strict):
     format_version: Literal[1]
     state: str
@@ -63,6 +69,7 @@ class _Payload(_Strict):
     procedures: _Procedures | None = None
     transactions: str | None = None
     topic: str | None = None
+    offer: _Offer | None = None
     writer: str | None = None
 
 

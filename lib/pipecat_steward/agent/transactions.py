@@ -21,6 +21,7 @@ from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
+from pipecat_steward.core.slots.affirm import is_affirmative
 from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.transactions import (
@@ -44,8 +45,12 @@ from pipecat_steward.core.transactions import (
     pending_execution,
     pre_validation_call,
     record_pre_validation,
+    record_pre_validation_failure,
     record_result,
     reset_inconsistent,
+    resumable,
+    resume,
+    start,
     route_confirmation,
     route_turn,
     unreported_outcome,
@@ -77,6 +82,8 @@ class IntentConfig(BaseModel):
     done_say: str = "Done."
     failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
     out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
+    check_failed_say: str = "I couldn't check that right now. Would you like me to try again?"
+    resume_say: str = "Shall we go back to your earlier request to {intent}?"
 
     def spec(self) -> IntentSpec:
         return IntentSpec(
@@ -110,6 +117,8 @@ class TransactionSession(StewardSession):
         self._pending_events: list[DebugEntry] = []
         self._announce = ""
         self._topic: str | None = None
+        self._offer: dict[str, Any] | None = None  # what a "yes" next turn takes up
+        self._lead = ""  # spoken before the next message of this cascade
 
     # -- the seam's interface ---------------------------------------------------------------
 
@@ -159,14 +168,7 @@ class TransactionSession(StewardSession):
         result = await self._invoke(call.name, call.args)
         ok = bool(result.get("success", not result.get("error")))
         if call.task == _PRE:
-            eligible = bool(result.get("eligible", ok))
-            txn = self.tstate.active_transaction
-            self.tstate = record_pre_validation(
-                self.tstate, eligible=eligible, result=result, at=self.clock()
-            )
-            if not eligible and txn is not None:
-                intent = self.intents[txn.intent]
-                self._announce = render(intent.out_of_scope_say, {**txn.arguments, **result})
+            self._pre_validated(result, ok)
         else:
             key = str(call.args.get("idempotency_key"))
             self.tstate = record_result(self.tstate, key=key, ok=ok, result=result, at=self.clock())
@@ -174,6 +176,23 @@ class TransactionSession(StewardSession):
         self.turn.fired.append(done)
         await self.save()
         return done
+
+    def _pre_validated(self, result: dict[str, Any], ok: bool) -> None:
+        """Record the check: eligible, out of scope, or FAILED when the check itself failed."""
+        txn, at = self.tstate.active_transaction, self.clock()
+        if txn is None:
+            return
+        intent = self.intents[txn.intent]
+        if not ok:  # a backend error says nothing about eligibility: never "out of scope"
+            self.tstate = record_pre_validation_failure(self.tstate, result=result, at=at)
+            self._announce = render(intent.check_failed_say, {**txn.arguments})
+            self._offer = {"kind": "retry", "intent": txn.intent, "arguments": dict(txn.arguments)}
+            self._log("transaction_check_failed", intent=txn.intent)
+            return
+        eligible = bool(result.get("eligible", True))
+        self.tstate = record_pre_validation(self.tstate, eligible=eligible, result=result, at=at)
+        if not eligible:
+            self._announce = render(intent.out_of_scope_say, {**txn.arguments, **result})
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """Schemas of the transaction tools, for the model."""
@@ -203,7 +222,12 @@ class TransactionSession(StewardSession):
         return specs
 
     def payload(self) -> dict[str, Any]:
-        return {**super().payload(), "transactions": self.tstate.to_json(), "topic": self._topic}
+        return {
+            **super().payload(),
+            "transactions": self.tstate.to_json(),
+            "topic": self._topic,
+            "offer": self._offer,
+        }
 
     def payload_problem(self, data: Mapping[str, Any]) -> str | None:
         return payload_problem(data, transactions=True)
@@ -214,6 +238,8 @@ class TransactionSession(StewardSession):
             self.tstate = TransactionState.from_json(str(data["transactions"]))
         topic = data.get("topic")
         self._topic = str(topic) if topic else None
+        offer = data.get("offer")
+        self._offer = dict(offer) if isinstance(offer, Mapping) else None
 
     def _sync_topic(self) -> None:
         """Entering an intent arms its topic's procedure; leaving it disarms (DESIGN §5)."""
@@ -238,7 +264,11 @@ class TransactionSession(StewardSession):
         if problem is not None:
             self._log("transaction_diagnosis", code=str(problem.code), message=problem.message)
             self.tstate = reset_inconsistent(self.tstate, at=self.clock())
+        offer, self._offer = self._offer, None
         txn = self.tstate.active_transaction
+        if offer is not None and txn is None and is_affirmative(text):
+            self._take(offer)
+            return self._next()
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             gate = confirmation_gate(self.tstate, text)
             if not isinstance(gate, ConfirmedByCode):
@@ -263,15 +293,26 @@ class TransactionSession(StewardSession):
         self._log("transaction_route", decision=type(decision).__name__)
         return self._next()
 
+    def _take(self, offer: Mapping[str, Any]) -> None:
+        """The caller said yes to an offer: resume the set-aside transaction, or retry."""
+        intent, at = str(offer["intent"]), self.clock()
+        if offer.get("kind") == "resume" and any(
+            t.intent == intent for t in self.tstate.interrupted
+        ):
+            self.tstate = resume(self.catalog, self.tstate, intent, at=at)
+        elif offer.get("kind") == "retry":
+            self.tstate = start(self.catalog, self.tstate, intent, offer.get("arguments"), at=at)
+        self._log("transaction_offer_taken", kind=str(offer.get("kind")), intent=intent)
+
     def _next(self) -> Action:
         """What the current transaction status asks for."""
         if self._announce:
             text, self._announce = self._announce, ""
-            return self._say(text, phase="terminal")
+            return self._after_outcome(text)
         told = unreported_outcome(self.tstate)
         if told is not None:
             self.tstate = mark_reported(self.tstate)
-            return self._say(self._outcome_text(told), phase="terminal")
+            return self._after_outcome(self._outcome_text(told))
         if (pre := pre_validation_call(self.catalog, self.tstate)) is not None:
             return self._run(ToolCall(pre.tool, dict(pre.arguments), "executor", _PRE))
         if (run := pending_execution(self.catalog, self.tstate)) is not None:
@@ -281,6 +322,28 @@ class TransactionSession(StewardSession):
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             return self._say(confirmation_text(self.catalog, self.tstate), phase="readback")
         return self._llm(self._directive_text())
+
+    def _after_outcome(self, text: str) -> Action:
+        """Say an outcome; when a detour just ended, bring the set-aside transaction back.
+
+        One set aside while confirming is resumed at once (its confirmation is asked again,
+        after a fresh pre-validation where the intent has one); one set aside while collecting
+        is offered, and a "yes" resumes it.
+        """
+        back = resumable(self.tstate)
+        if back is None or self.tstate.active_transaction is not None:
+            return self._say(text, phase="terminal")
+        if back.status in (S.AWAITING_CONFIRMATION, S.PRE_VALIDATION):
+            self.tstate = resume(self.catalog, self.tstate, back.intent, at=self.clock())
+            self._log("transaction_resumed", intent=back.intent)
+            self._lead = f"{text} Now, back to your earlier request."
+            return self._next()
+        if self._offer is None:  # a retry offer already ends the text; one question at a time
+            intent = self.intents[back.intent]
+            values = {"intent": intent.description or intent.name, **back.arguments}
+            text = f"{text} {render(intent.resume_say, values)}"
+            self._offer = {"kind": "resume", "intent": back.intent}
+        return self._say(text, phase="terminal")
 
     def _outcome_text(self, txn: Any) -> str:
         intent = self.intents[txn.intent]
@@ -321,6 +384,8 @@ class TransactionSession(StewardSession):
         )
 
     def _say(self, text: str, *, phase: Any) -> Action:
+        if self._lead:
+            text, self._lead = f"{self._lead} {text}", ""
         return Action(
             phase=phase,
             status="in_progress",
@@ -333,11 +398,13 @@ class TransactionSession(StewardSession):
         )
 
     def _run(self, call: ToolCall) -> Action:
+        lead, self._lead = self._lead, ""  # spoken once the call ran, before what follows
         return Action(
             phase="collection",
             status="in_progress",
             preempt=True,
             force_preempt=True,
+            message=lead,
             calls=(call,),
             events=self._events(),
         )
