@@ -50,9 +50,9 @@ from pipecat_steward.core.transactions import (
     reset_inconsistent,
     resumable,
     resume,
-    start,
     route_confirmation,
     route_turn,
+    start,
     unreported_outcome,
     visible_tools,
 )

@@ -179,8 +179,10 @@ class Unclear:
 
 @dataclass(frozen=True, slots=True)
 class Detour:
-    """The caller asked for another intent first: set the pending transaction aside (arguments
-    and all, resumable) and start ``intent``."""
+    """The caller asked for another intent first.
+
+    The pending transaction is set aside (arguments and all, resumable) and ``intent`` starts.
+    """
 
     intent: str
     arguments: Mapping[str, JsonValue]
