@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,7 +57,7 @@ from pipecat_steward.core.transactions import (
     visible_tools,
 )
 
-__all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "load_intents"]
+__all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
 
 S = TransactionStatus
 ToolSpec = tuple[str, dict[str, Any], list[str]]
@@ -84,12 +84,28 @@ class IntentConfig(BaseModel):
     out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
     check_failed_say: str = "I couldn't check that right now. Would you like me to try again?"
     resume_say: str = "Shall we go back to your earlier request to {intent}?"
+    read_only: bool = False
 
     def spec(self) -> IntentSpec:
         return IntentSpec(
             self.name, tuple(self.required), self.executor, self.confirmation,
             pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
         )  # fmt: skip
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def idempotent(fn: F) -> F:
+    """Declare that an executor honours its ``idempotency_key``: a key it has seen is a replay.
+
+    After a crash between the executor's call and the checkpoint of its result, the call is
+    made again with the same key, so an irreversible executor must return the recorded outcome
+    for a key it already acted on instead of acting twice. ``steward validate`` warns about an
+    intent whose executor is neither marked so nor the intent ``read_only``.
+    """
+    setattr(fn, "__steward_idempotent__", True)  # noqa: B010 - a marker, also read from source
+    return fn
 
 
 def load_intents(raw: object) -> tuple[IntentConfig, ...]:
