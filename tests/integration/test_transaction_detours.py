@@ -20,7 +20,7 @@ from pipecat_steward.testing.scenario import check_expectations, load_scenario
 from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
 
 AGENT = Path(__file__).resolve().parents[2] / "bots" / "order_desk"
-NEW = ["detour_while_confirming", "detour_offer_resume", "check_failed_retry"]
+NEW = ["detour_while_confirming", "detour_offer_resume", "detour_cancelled", "check_failed_retry"]
 
 
 @pytest.mark.parametrize("path", ["direct", "s2s"])

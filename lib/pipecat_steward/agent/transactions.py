@@ -297,7 +297,7 @@ class TransactionSession(StewardSession):
 
     def _route_calls(self) -> Action:
         calls, self._calls = self._calls, []
-        txn = self.tstate.active_transaction
+        txn = was = self.tstate.active_transaction
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             decision = route_confirmation(self.catalog, self.tstate, calls)
             self.tstate = apply_confirmation(
@@ -307,6 +307,8 @@ class TransactionSession(StewardSession):
             decision = route_turn(self.catalog, self.tstate, TurnInputs(calls, {}, self._text))
             self.tstate = apply(self.catalog, self.tstate, decision, at=self.clock())
         self._log("transaction_route", decision=type(decision).__name__)
+        if was is not None and self.tstate.active_transaction is None:
+            return self._after_outcome("")  # a detour cancelled: bring the set-aside one back
         return self._next()
 
     def _take(self, offer: Mapping[str, Any]) -> None:
@@ -348,16 +350,16 @@ class TransactionSession(StewardSession):
         """
         back = resumable(self.tstate)
         if back is None or self.tstate.active_transaction is not None:
-            return self._say(text, phase="terminal")
+            return self._say(text, phase="terminal") if text else self._next()
         if back.status in (S.AWAITING_CONFIRMATION, S.PRE_VALIDATION):
             self.tstate = resume(self.catalog, self.tstate, back.intent, at=self.clock())
             self._log("transaction_resumed", intent=back.intent)
-            self._lead = f"{text} Now, back to your earlier request."
+            self._lead = f"{text} Now, back to your earlier request.".strip()
             return self._next()
         if self._offer is None:  # a retry offer already ends the text; one question at a time
             intent = self.intents[back.intent]
             values = {"intent": intent.description or intent.name, **back.arguments}
-            text = f"{text} {render(intent.resume_say, values)}"
+            text = f"{text} {render(intent.resume_say, values)}".strip()
             self._offer = {"kind": "resume", "intent": back.intent}
         return self._say(text, phase="terminal")
 
