@@ -66,12 +66,7 @@ def test_row2_the_word_order_does_not_switch_to_tracking() -> None:
 
 def test_row3_contestation_amount_on_the_second_turn_keeps_the_subject() -> None:
     state = collecting(CONTEST)
-    state = apply(
-        CAT,
-        state,
-        route_turn(CAT, state, turn("the gym", ("set_contest_subject", {"subject": "gym"}))),
-        at=AT,
-    )
+    state = apply(CAT, state, route_turn(CAT, state, turn("the gym", ("set_contest_subject", {"subject": "gym"}))), at=AT)
     assert state.missing_parameters == ("amount",)
     decision = route_turn(CAT, state, turn("R$ 71.99", ("set_contest_amount", {"amount": "71.99"})))
     assert decision == Fill({"amount": "71.99"})
@@ -83,9 +78,7 @@ def test_row3_contestation_amount_on_the_second_turn_keeps_the_subject() -> None
 def test_row4_forget_it_show_my_bill_cancels_and_routes() -> None:
     state = collecting(CANCEL)
     said = "forget it, show my bill"
-    decision = route_turn(
-        CAT, state, turn(said, (CANCEL_TOOL, {}), ("start_billing_statement", {"quote": said}))
-    )
+    decision = route_turn(CAT, state, turn(said, (CANCEL_TOOL, {}), ("start_billing_statement", {"quote": said})))
     assert decision == Cancel(then_start=BILL)
     after = apply(CAT, state, decision, at=AT)
     assert after.last_transaction is not None
@@ -96,11 +89,7 @@ def test_row4_forget_it_show_my_bill_cancels_and_routes() -> None:
 
 def test_row5_track_my_order_interrupts_and_keeps_the_cancellation_resumable() -> None:
     state = collecting(CANCEL)
-    decision = route_turn(
-        CAT,
-        state,
-        turn("track my order", ("start_retail_order_track", {"quote": "track my order"})),
-    )
+    decision = route_turn(CAT, state, turn("track my order", ("start_retail_order_track", {"quote": "track my order"})))
     assert decision == InterruptAndRoute(TRACK, CANCEL)
     after = apply(CAT, state, decision, at=AT)
     assert after.active_transaction.intent == TRACK  # type: ignore[union-attr]
@@ -123,11 +112,7 @@ def test_rule1_a_proposal_never_overrides_a_collected_parameter() -> None:
 
 
 def test_rule1_fill_beats_an_explicit_cancel_in_the_same_turn() -> None:
-    decision = route_turn(
-        CAT,
-        collecting(CANCEL),
-        turn("PED-1", (CANCEL_TOOL, {}), ("set_order_id", {"order_id": "PED-1"})),
-    )
+    decision = route_turn(CAT, collecting(CANCEL), turn("PED-1", (CANCEL_TOOL, {}), ("set_order_id", {"order_id": "PED-1"})))
     assert decision == Fill({"order_id": "PED-1"})
 
 
@@ -141,19 +126,13 @@ def test_rule2_explicit_cancel_alone_cancels() -> None:
 
 
 def test_rule3_a_different_domain_interrupts_without_cues() -> None:
-    decision = route_turn(
-        CAT, collecting(CANCEL), turn("about a charge", ("start_charge_contest", {}))
-    )
+    decision = route_turn(CAT, collecting(CANCEL), turn("about a charge", ("start_charge_contest", {})))
     assert decision == InterruptAndRoute(CONTEST, CANCEL)
 
 
 def test_rule3_a_start_call_carrying_parameters_prefills_the_new_intent() -> None:
     state = collecting(CONTEST, subject="gym")
-    decision = route_turn(
-        CAT,
-        state,
-        turn("where is order PED-9", ("start_retail_order_track", {"order_id": "PED-9"})),
-    )
+    decision = route_turn(CAT, state, turn("where is order PED-9", ("start_retail_order_track", {"order_id": "PED-9"})))
     assert decision == InterruptAndRoute(TRACK, CONTEST, {"order_id": "PED-9"})
     after = apply(CAT, state, decision, at=AT)
     assert after.transaction_status == S.AWAITING_CONFIRMATION
@@ -161,18 +140,14 @@ def test_rule3_a_start_call_carrying_parameters_prefills_the_new_intent() -> Non
 
 def test_rule4_a_generic_same_domain_keyword_does_not_interrupt() -> None:
     state = collecting(CANCEL)
-    decision = route_turn(
-        CAT, state, turn("it's about my order", ("start_retail_order_track", {"quote": "my order"}))
-    )
+    decision = route_turn(CAT, state, turn("it's about my order", ("start_retail_order_track", {"quote": "my order"})))
     assert decision == StayAndIgnoreKeyword(TRACK)
     assert apply(CAT, state, decision, at=AT) == state
 
 
 def test_rule4_reasking_for_the_active_intent_does_not_restart_it() -> None:
     state = collecting(CONTEST, subject="gym")
-    decision = route_turn(
-        CAT, state, turn("contest a charge", ("start_charge_contest", {"quote": "contest"}))
-    )
+    decision = route_turn(CAT, state, turn("contest a charge", ("start_charge_contest", {"quote": "contest"})))
     assert decision == Clarify(("amount",), "no_answer")
     assert apply(CAT, state, decision, at=AT).active_transaction.arguments == {"subject": "gym"}  # type: ignore[union-attr]
 
@@ -186,27 +161,20 @@ def test_rule5_no_answer_keeps_the_transaction_and_clarifies() -> None:
 
 def test_rule5_two_competing_intents_clarify() -> None:
     said = "track it and dispute the charge"
-    calls = (
-        ("start_retail_order_track", {"quote": said}),
-        ("start_charge_contest", {"quote": said}),
-    )
+    calls = (("start_retail_order_track", {"quote": said}), ("start_charge_contest", {"quote": said}))
     decision = route_turn(CAT, collecting(CANCEL), turn(said, *calls))
     assert decision == Clarify(("order_id",), "competing_intents", (TRACK, CONTEST))
 
 
 def test_another_intents_setter_is_not_an_answer() -> None:
-    decision = route_turn(
-        CAT, collecting(CANCEL), turn("71.99", ("set_contest_amount", {"amount": "71.99"}))
-    )
+    decision = route_turn(CAT, collecting(CANCEL), turn("71.99", ("set_contest_amount", {"amount": "71.99"})))
     assert decision == Clarify(("order_id",), "no_answer")
 
 
 def test_idle_routing_starts_or_stays_idle() -> None:
     idle = TransactionState()
     assert route_turn(CAT, idle, turn("hi")) == Idle()
-    assert route_turn(
-        CAT, idle, turn("cancel PED-3", ("start_retail_order_cancel", {"order_id": "PED-3"}))
-    ) == Start(CANCEL, {"order_id": "PED-3"})
+    assert route_turn(CAT, idle, turn("cancel PED-3", ("start_retail_order_cancel", {"order_id": "PED-3"}))) == Start(CANCEL, {"order_id": "PED-3"})
 
 
 def test_route_turn_refuses_a_transaction_past_collection() -> None:
@@ -242,9 +210,7 @@ def test_start_while_latched_is_refused() -> None:
 
 
 def test_visible_tools_per_phase() -> None:
-    assert set(visible_tools(CAT, TransactionState())) == {
-        f"start_{n}" for n in (CANCEL, TRACK, CONTEST, BILL)
-    }
+    assert set(visible_tools(CAT, TransactionState())) == {f"start_{n}" for n in (CANCEL, TRACK, CONTEST, BILL)}
     tools = visible_tools(CAT, collecting(CONTEST))
     assert tools[:3] == ("set_contest_subject", "set_contest_amount", CANCEL_TOOL)
     assert "start_charge_contest" not in tools and "start_retail_order_track" in tools
@@ -286,9 +252,7 @@ def test_intent_from_flow_takes_the_terminal_task_as_the_transaction() -> None:
     assert spec.required == ("num_guests", "date", "chosen_time", "name")
     assert spec.setters["set_date"] == ("date",)
     with pytest.raises(ConfigError, match="terminal: true"):
-        intent_from_flow(
-            "x", compile_flow({"slots": [{"name": "a", "setter": "set_a"}]}), confirmation=""
-        )
+        intent_from_flow("x", compile_flow({"slots": [{"name": "a", "setter": "set_a"}]}), confirmation="")
 
 
 # --- detours while confirming, honest pre-validation failures --------------------------------
