@@ -169,3 +169,45 @@ async def test_a_stale_session_refuses_every_tool_and_hides_them(tmp_path: Path)
     assert action.visible_tools == frozenset() and not action.calls and not action.preempt
     assert refused.outcome == "refused" and refused.result["error_code"] == "steward_conflict"
     assert gated.outcome == "refused"
+
+
+async def test_a_stale_speech_to_speech_worker_stops_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipecat_steward.agent.transactions import TransactionSession
+    from pipecat_steward.testing.script import Call
+    from pipecat_steward.testing.simulate_s2s import realtime_run
+
+    ledger = tmp_path / "ledger.json"
+    monkeypatch.setenv("STEWARD_ORDER_DESK_LEDGER", str(ledger))
+    spec, identity = f"sqlite:{tmp_path / 'calls.db'}", Identity("acme", "order_desk", "s2s")
+    mine, theirs = open_store(spec), open_store(spec)
+    told: list[dict[str, Any]] = []
+    try:
+        async with realtime_run(
+            load_agent(AGENT), checkpointer=Checkpointer(mine, identity)
+        ) as run:
+            run.steward.on_conflict(told.append)
+            start = Call("start_retail_order_cancel", {"order_id": "PED-1001", "quote": "cancel"})
+            await run.turn("cancel PED-1001", [[start]])
+            other = TransactionSession(
+                load_agent(AGENT), checkpointer=Checkpointer(theirs, identity)
+            )
+            assert await other.restore()
+            other.decide("hello again")
+            await other.save()  # another worker advanced the call
+            await run.turn("yes")
+            await run.turn(
+                "cancel order PED-1003",
+                [[Call("start_retail_order_cancel", {"order_id": "PED-1003"})]],
+            )
+            updates = [e["session"] for e in run.fake.of_type("session.update")]
+    finally:
+        await mine.close()
+        await theirs.close()
+    assert [m["type"] for m in told] == ["steward_conflict"]
+    assert not ledger.exists() or effects(ledger) == [], "the stale S2S worker fired no executor"
+    assert not updates[-1].get("tools"), "no tool is advertised after the conflict"
+    fired = [c for t in run.steward.session.turns for c in t.fired if c.name == "cancel_order"]
+    assert [c.outcome for c in fired] == ["refused"]
+    assert [c.outcome for c in run.steward.session.turns[-1].llm_calls] == ["refused"]
