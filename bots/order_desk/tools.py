@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipecat_steward.agent.transactions import idempotent
+
 SHIPPED = {"PED-2002"}
 _MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}, "attempts": []}
 
@@ -72,6 +74,7 @@ def check_cancellable(order_id: str) -> dict[str, Any]:
     return {"success": True, "eligible": order_id not in SHIPPED}
 
 
+@idempotent
 def cancel_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
     """Cancel the order (once per key)."""
     refund = f"RF-{sum(map(ord, order_id)) % 9000 + 1000}"
@@ -86,12 +89,14 @@ def track_order(order_id: str, idempotency_key: str) -> dict[str, Any]:
     }
 
 
+@idempotent
 def contest_charge(subject: str, amount: str, idempotency_key: str) -> dict[str, Any]:
     """Open a contestation (once per key)."""
     case = f"CT-{sum(map(ord, subject + amount)) % 9000 + 1000}"
     return _once("contest_charge", idempotency_key, {"success": True, "case_id": case})
 
 
+@idempotent
 def send_statement(period: str, idempotency_key: str) -> dict[str, Any]:
     """Email the latest statement (once per key)."""
     return _once("send_statement", idempotency_key, {"success": True})

@@ -214,7 +214,8 @@ def test_visible_tools_per_phase() -> None:
     tools = visible_tools(CAT, collecting(CONTEST))
     assert tools[:3] == ("set_contest_subject", "set_contest_amount", CANCEL_TOOL)
     assert "start_charge_contest" not in tools and "start_retail_order_track" in tools
-    assert visible_tools(CAT, collecting(CONTEST, subject="a", amount="1")) == CONFIRMATION_TOOLS
+    confirming = visible_tools(CAT, collecting(CONTEST, subject="a", amount="1"))
+    assert confirming == (*CONFIRMATION_TOOLS, *(f"start_{n}" for n in (CANCEL, TRACK, BILL)))
     assert visible_tools(CAT, collecting(CANCEL, order_id="P")) == ()  # pre-validation is code
 
 
@@ -252,3 +253,58 @@ def test_intent_from_flow_takes_the_terminal_task_as_the_transaction() -> None:
     assert spec.setters["set_date"] == ("date",)
     with pytest.raises(ConfigError, match="terminal: true"):
         intent_from_flow("x", compile_flow({"slots": [{"name": "a", "setter": "set_a"}]}), confirmation="")
+
+
+# --- detours while confirming, honest pre-validation failures --------------------------------
+
+
+def test_a_detour_while_confirming_sets_the_transaction_aside_with_its_arguments() -> None:
+    from pipecat_steward.core.transactions import (
+        Detour,
+        ToolUse,
+        apply_confirmation,
+        route_confirmation,
+    )
+
+    confirming = collecting(CONTEST, subject="gym", amount="71.99")
+    assert confirming.transaction_status == TransactionStatus.AWAITING_CONFIRMATION
+    calls = [ToolUse("start_retail_order_track", {"order_id": "PED-1003", "quote": "track first"})]
+    decision = route_confirmation(CAT, confirming, calls)
+    assert decision == Detour(TRACK, {"order_id": "PED-1003"})
+    state = apply_confirmation(CAT, confirming, decision, scope="s", at=AT)
+    assert state.active_transaction is not None and state.active_transaction.intent == TRACK
+    parked = resumable(state)
+    assert parked is not None and parked.intent == CONTEST
+    assert parked.arguments == {"subject": "gym", "amount": "71.99"}
+    assert parked.status == TransactionStatus.AWAITING_CONFIRMATION
+
+
+@pytest.mark.parametrize(
+    ("calls", "kind"),
+    [
+        ([("confirm_transaction", {}), ("start_retail_order_track", {})], "Confirm"),
+        ([("reject_transaction", {}), ("start_retail_order_track", {})], "Reject"),
+        ([("start_charge_contest", {})], "Unclear"),  # its own start is no detour
+        ([("start_retail_order_track", {})], "Detour"),
+    ],
+)
+def test_confirmation_precedence_puts_a_detour_last(
+    calls: list[tuple[str, dict[str, object]]], kind: str
+) -> None:
+    from pipecat_steward.core.transactions import ToolUse, route_confirmation
+
+    confirming = collecting(CONTEST, subject="gym", amount="71.99")
+    decision = route_confirmation(CAT, confirming, [ToolUse(n, a) for n, a in calls])  # type: ignore[arg-type]
+    assert type(decision).__name__ == kind
+
+
+def test_a_pre_validation_backend_error_fails_the_transaction_not_out_of_scope() -> None:
+    from pipecat_steward.core.transactions import record_pre_validation_failure
+
+    checking = collecting(CANCEL, order_id="PED-1001")
+    assert checking.transaction_status == TransactionStatus.PRE_VALIDATION
+    state = record_pre_validation_failure(checking, result={"error": True}, at=AT)
+    assert state.active_transaction is None and state.transaction_status == TransactionStatus.FAILED
+    assert state.last_transaction is not None and state.last_transaction.arguments == {
+        "order_id": "PED-1001"
+    }

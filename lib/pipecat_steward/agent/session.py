@@ -14,6 +14,9 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from loguru import logger
+
+from pipecat_steward.agent.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
@@ -36,13 +39,23 @@ from pipecat_steward.core.slots import (
     route_executor,
     step,
 )
+from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.core.variables import coerce
+from pipecat_steward.storage.checkpoints import VersionConflict
 
-__all__ = ["Judge", "StewardSession"]
+__all__ = ["CONFLICT_DIRECTIVE", "ConflictListener", "Judge", "StewardSession"]
 
 Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
 """Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
+
+ConflictListener = Callable[[dict[str, Any]], Awaitable[None] | None]
+"""Told once, with the ``steward_conflict`` message, when another worker took the call over."""
+
+CONFLICT_DIRECTIVE = (
+    "Another agent has taken over this call. Do not act on any request and do not promise "
+    "anything; if you must speak, ask the caller to hold for a moment."
+)
 
 
 class StewardSession:
@@ -69,6 +82,8 @@ class StewardSession:
     ) -> None:
         self.agent = agent
         self.checkpointer = checkpointer
+        self.conflict: dict[str, Any] | None = None
+        self.conflict_listeners: list[ConflictListener] = []
         self.turns_done = 0
         self.script = ""
         self.result_riders: list[Callable[[], str | None]] = []
@@ -99,6 +114,8 @@ class StewardSession:
         """Run the engine for one inference; a speculative run does not change the state."""
         if user_text and not speculative:
             self.turns.append(TurnRecord(user_text))
+        if self.conflict is not None:
+            return self.held(speculative=speculative)
         result = step(
             self.agent.flow,
             self.state,
@@ -121,6 +138,8 @@ class StewardSession:
 
     async def run_call(self, call: ToolCall) -> Call:
         """Run a call an action asked for and route its result into the state."""
+        if self.conflict is not None:
+            return self._refuse_stale(call.name, call.args, self.turn.fired)
         if call.kind == "confirm":
             routed = confirm_pending(self.agent.flow, self.state)
             self.state = routed.state
@@ -144,6 +163,7 @@ class StewardSession:
     def payload(self) -> dict[str, Any]:
         """Everything needed to resume this conversation, as JSON-safe data."""
         data: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
             "state": self.state.to_json(),
             "turns_done": self.turns_done,
             "script": self.script,
@@ -161,26 +181,84 @@ class StewardSession:
             self.supervisor.state = ProcedureState.from_dict(data["procedures"])
 
     async def save(self) -> None:
-        """Checkpoint now (a no-op without a store)."""
-        if self.checkpointer is not None:
+        """Checkpoint now (a no-op without a store, or once another worker took the call)."""
+        if self.checkpointer is None or self.conflict is not None:
+            return
+        try:
             await self.checkpointer.save(self.payload())
+        except VersionConflict as exc:
+            await self._stale(exc)
+
+    async def _stale(self, exc: VersionConflict) -> None:
+        """Stop driving the call: hide every tool, fire nothing, tell the app once."""
+        if self.conflict is not None:
+            return
+        self.conflict = {
+            "type": "steward_conflict",
+            "session": exc.identity.scope,
+            "expected_version": exc.expected,
+            "current_version": exc.current,
+            "message": f"another worker took over call {exc.identity.scope}; this worker stopped",
+        }
+        logger.warning(f"steward_conflict: {self.conflict['message']} ({exc})")
+        for listener in list(self.conflict_listeners):
+            try:
+                outcome = listener(dict(self.conflict))
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as err:  # one failing listener must not silence the others
+                logger.exception(f"steward_conflict listener failed: {err}")
+
+    def held(self, *, speculative: bool = False) -> Action:
+        """The action of a stale worker: no tools, no calls, a directive to hold."""
+        suffix = f"{SENTINEL}\n<system_directive>\n{CONFLICT_DIRECTIVE}\n</system_directive>"
+        action = Action(
+            phase="terminal", status="in_progress", directive=CONFLICT_DIRECTIVE, suffix=suffix
+        )
+        if not speculative:
+            self.last_action = action
+            self.turn.actions.append(action)
+        return action
+
+    def _refuse_stale(self, name: str, args: Mapping[str, Any], into: list[Call]) -> Call:
+        reply = {"error": True, "error_code": "steward_conflict", "directive": CONFLICT_DIRECTIVE}
+        call = Call(name, dict(args), "refused", reply)
+        into.append(call)
+        return call
+
+    def payload_problem(self, data: Mapping[str, Any]) -> str | None:
+        """Why ``data`` cannot be restored into this session, or None (the schema check)."""
+        return payload_problem(data)
 
     async def restore(self) -> bool:
-        """Restore by identity before any routing; True when a checkpoint was found."""
+        """Restore by identity before any routing; True when a checkpoint was restored.
+
+        Raises:
+            InvalidCheckpoint: When the checkpoint cannot be restored (``on_invalid='fail'``).
+        """
         if self.checkpointer is None:
             return False
-        data = await self.checkpointer.load()
+        data = await self.checkpointer.load(self.payload_problem)
         if data is None:
             return False
-        self.load_payload(data)
+        before = self.payload()
+        try:
+            self.load_payload(data)
+        except Exception as exc:  # the schema passed but the state does not rebuild
+            self.load_payload(before)
+            await self.checkpointer.reject(f"the state does not rebuild: {exc}")
+            return False
         return True
 
     async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
-        try:
-            result = fn(**args)
+        try:  # a blocking backend runs in a thread: the call's audio never waits on it
+            if inspect.iscoroutinefunction(fn):
+                result = await fn(**args)
+            else:
+                result = await asyncio.to_thread(fn, **args)
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
@@ -189,6 +267,8 @@ class StewardSession:
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
         """Route a steward tool the model called; a tool not visible now is refused."""
+        if self.conflict is not None:
+            return self._refuse_stale(name, args, self.turn.llm_calls)
         visible = self.last_action.visible_tools if self.last_action else frozenset()
         if name not in visible:
             reply = {"error": True, "error_code": "not_available", "directive": self._directive()}
@@ -213,6 +293,8 @@ class StewardSession:
         self, name: str, args: Mapping[str, Any], call_id: str | None = None
     ) -> Call:
         """Run one of the agent's own tools the model called, through the procedure gate."""
+        if self.conflict is not None:
+            return self._refuse_stale(name, args, self.turn.llm_calls)
         decision = await self._gate(name)
         if isinstance(decision, Veto):
             call = Call(name, dict(args), "refused", decision.result())

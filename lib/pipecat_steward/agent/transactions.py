@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipecat_steward.agent.checkpoint_schema import payload_problem
 from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
+from pipecat_steward.core.slots.affirm import is_affirmative
 from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.transactions import (
@@ -43,15 +45,19 @@ from pipecat_steward.core.transactions import (
     pending_execution,
     pre_validation_call,
     record_pre_validation,
+    record_pre_validation_failure,
     record_result,
     reset_inconsistent,
+    resumable,
+    resume,
     route_confirmation,
     route_turn,
+    start,
     unreported_outcome,
     visible_tools,
 )
 
-__all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "load_intents"]
+__all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
 
 S = TransactionStatus
 ToolSpec = tuple[str, dict[str, Any], list[str]]
@@ -76,12 +82,30 @@ class IntentConfig(BaseModel):
     done_say: str = "Done."
     failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
     out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
+    check_failed_say: str = "I couldn't check that right now. Would you like me to try again?"
+    resume_say: str = "Shall we go back to your earlier request to {intent}?"
+    read_only: bool = False
 
     def spec(self) -> IntentSpec:
         return IntentSpec(
             self.name, tuple(self.required), self.executor, self.confirmation,
             pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
         )  # fmt: skip
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def idempotent(fn: F) -> F:
+    """Declare that an executor honours its ``idempotency_key``: a key it has seen is a replay.
+
+    After a crash between the executor's call and the checkpoint of its result, the call is
+    made again with the same key, so an irreversible executor must return the recorded outcome
+    for a key it already acted on instead of acting twice. ``steward validate`` warns about an
+    intent whose executor is neither marked so nor the intent ``read_only``.
+    """
+    setattr(fn, "__steward_idempotent__", True)  # noqa: B010 - a marker, also read from source
+    return fn
 
 
 def load_intents(raw: object) -> tuple[IntentConfig, ...]:
@@ -109,6 +133,8 @@ class TransactionSession(StewardSession):
         self._pending_events: list[DebugEntry] = []
         self._announce = ""
         self._topic: str | None = None
+        self._offer: dict[str, Any] | None = None  # what a "yes" next turn takes up
+        self._lead = ""  # spoken before the next message of this cascade
 
     # -- the seam's interface ---------------------------------------------------------------
 
@@ -116,6 +142,8 @@ class TransactionSession(StewardSession):
         self, user_text: str = "", *, first_turn: bool = False, speculative: bool = False
     ) -> Action:
         """Route the turn and say what happens next (a speculative call changes nothing)."""
+        if self.conflict is not None:
+            return super().decide(user_text, first_turn=first_turn, speculative=speculative)
         if speculative:
             return self._llm(self._directive_text())
         if user_text:
@@ -132,6 +160,8 @@ class TransactionSession(StewardSession):
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
         """Collect a transaction tool the LLM called; the turn's calls are routed together."""
+        if self.conflict is not None:
+            return super().tool_call(name, args)
         if name not in visible_tools(self.catalog, self.tstate):
             reply = {
                 "error": True,
@@ -149,17 +179,12 @@ class TransactionSession(StewardSession):
         if call.task not in (_PRE, _EXEC):
             return await super().run_call(call)
         await self.save()  # the idempotency key is durable before the executor acts
+        if self.conflict is not None:  # another worker owns the call now: it runs the executor
+            return await super().run_call(call)
         result = await self._invoke(call.name, call.args)
         ok = bool(result.get("success", not result.get("error")))
         if call.task == _PRE:
-            eligible = bool(result.get("eligible", ok))
-            txn = self.tstate.active_transaction
-            self.tstate = record_pre_validation(
-                self.tstate, eligible=eligible, result=result, at=self.clock()
-            )
-            if not eligible and txn is not None:
-                intent = self.intents[txn.intent]
-                self._announce = render(intent.out_of_scope_say, {**txn.arguments, **result})
+            self._pre_validated(result, ok)
         else:
             key = str(call.args.get("idempotency_key"))
             self.tstate = record_result(self.tstate, key=key, ok=ok, result=result, at=self.clock())
@@ -167,6 +192,23 @@ class TransactionSession(StewardSession):
         self.turn.fired.append(done)
         await self.save()
         return done
+
+    def _pre_validated(self, result: dict[str, Any], ok: bool) -> None:
+        """Record the check: eligible, out of scope, or FAILED when the check itself failed."""
+        txn, at = self.tstate.active_transaction, self.clock()
+        if txn is None:
+            return
+        intent = self.intents[txn.intent]
+        if not ok:  # a backend error says nothing about eligibility: never "out of scope"
+            self.tstate = record_pre_validation_failure(self.tstate, result=result, at=at)
+            self._announce = render(intent.check_failed_say, {**txn.arguments})
+            self._offer = {"kind": "retry", "intent": txn.intent, "arguments": dict(txn.arguments)}
+            self._log("transaction_check_failed", intent=txn.intent)
+            return
+        eligible = bool(result.get("eligible", True))
+        self.tstate = record_pre_validation(self.tstate, eligible=eligible, result=result, at=at)
+        if not eligible:
+            self._announce = render(intent.out_of_scope_say, {**txn.arguments, **result})
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """Schemas of the transaction tools, for the model."""
@@ -196,7 +238,15 @@ class TransactionSession(StewardSession):
         return specs
 
     def payload(self) -> dict[str, Any]:
-        return {**super().payload(), "transactions": self.tstate.to_json(), "topic": self._topic}
+        return {
+            **super().payload(),
+            "transactions": self.tstate.to_json(),
+            "topic": self._topic,
+            "offer": self._offer,
+        }
+
+    def payload_problem(self, data: Mapping[str, Any]) -> str | None:
+        return payload_problem(data, transactions=True)
 
     def load_payload(self, data: Mapping[str, Any]) -> None:
         super().load_payload(data)
@@ -204,6 +254,8 @@ class TransactionSession(StewardSession):
             self.tstate = TransactionState.from_json(str(data["transactions"]))
         topic = data.get("topic")
         self._topic = str(topic) if topic else None
+        offer = data.get("offer")
+        self._offer = dict(offer) if isinstance(offer, Mapping) else None
 
     def _sync_topic(self) -> None:
         """Entering an intent arms its topic's procedure; leaving it disarms (DESIGN §5)."""
@@ -228,7 +280,11 @@ class TransactionSession(StewardSession):
         if problem is not None:
             self._log("transaction_diagnosis", code=str(problem.code), message=problem.message)
             self.tstate = reset_inconsistent(self.tstate, at=self.clock())
+        offer, self._offer = self._offer, None
         txn = self.tstate.active_transaction
+        if offer is not None and txn is None and is_affirmative(text):
+            self._take(offer)
+            return self._next()
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             gate = confirmation_gate(self.tstate, text)
             if not isinstance(gate, ConfirmedByCode):
@@ -241,7 +297,7 @@ class TransactionSession(StewardSession):
 
     def _route_calls(self) -> Action:
         calls, self._calls = self._calls, []
-        txn = self.tstate.active_transaction
+        txn = was = self.tstate.active_transaction
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             decision = route_confirmation(self.catalog, self.tstate, calls)
             self.tstate = apply_confirmation(
@@ -251,17 +307,30 @@ class TransactionSession(StewardSession):
             decision = route_turn(self.catalog, self.tstate, TurnInputs(calls, {}, self._text))
             self.tstate = apply(self.catalog, self.tstate, decision, at=self.clock())
         self._log("transaction_route", decision=type(decision).__name__)
+        if was is not None and self.tstate.active_transaction is None:
+            return self._after_outcome("")  # a detour cancelled: bring the set-aside one back
         return self._next()
+
+    def _take(self, offer: Mapping[str, Any]) -> None:
+        """The caller said yes to an offer: resume the set-aside transaction, or retry."""
+        intent, at = str(offer["intent"]), self.clock()
+        if offer.get("kind") == "resume" and any(
+            t.intent == intent for t in self.tstate.interrupted
+        ):
+            self.tstate = resume(self.catalog, self.tstate, intent, at=at)
+        elif offer.get("kind") == "retry":
+            self.tstate = start(self.catalog, self.tstate, intent, offer.get("arguments"), at=at)
+        self._log("transaction_offer_taken", kind=str(offer.get("kind")), intent=intent)
 
     def _next(self) -> Action:
         """What the current transaction status asks for."""
         if self._announce:
             text, self._announce = self._announce, ""
-            return self._say(text, phase="terminal")
+            return self._after_outcome(text)
         told = unreported_outcome(self.tstate)
         if told is not None:
             self.tstate = mark_reported(self.tstate)
-            return self._say(self._outcome_text(told), phase="terminal")
+            return self._after_outcome(self._outcome_text(told))
         if (pre := pre_validation_call(self.catalog, self.tstate)) is not None:
             return self._run(ToolCall(pre.tool, dict(pre.arguments), "executor", _PRE))
         if (run := pending_execution(self.catalog, self.tstate)) is not None:
@@ -271,6 +340,28 @@ class TransactionSession(StewardSession):
         if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
             return self._say(confirmation_text(self.catalog, self.tstate), phase="readback")
         return self._llm(self._directive_text())
+
+    def _after_outcome(self, text: str) -> Action:
+        """Say an outcome; when a detour just ended, bring the set-aside transaction back.
+
+        One set aside while confirming is resumed at once (its confirmation is asked again,
+        after a fresh pre-validation where the intent has one); one set aside while collecting
+        is offered, and a "yes" resumes it.
+        """
+        back = resumable(self.tstate)
+        if back is None or self.tstate.active_transaction is not None:
+            return self._say(text, phase="terminal") if text else self._next()
+        if back.status in (S.AWAITING_CONFIRMATION, S.PRE_VALIDATION):
+            self.tstate = resume(self.catalog, self.tstate, back.intent, at=self.clock())
+            self._log("transaction_resumed", intent=back.intent)
+            self._lead = f"{text} Now, back to your earlier request.".strip()
+            return self._next()
+        if self._offer is None:  # a retry offer already ends the text; one question at a time
+            intent = self.intents[back.intent]
+            values = {"intent": intent.description or intent.name, **back.arguments}
+            text = f"{text} {render(intent.resume_say, values)}".strip()
+            self._offer = {"kind": "resume", "intent": back.intent}
+        return self._say(text, phase="terminal")
 
     def _outcome_text(self, txn: Any) -> str:
         intent = self.intents[txn.intent]
@@ -311,6 +402,8 @@ class TransactionSession(StewardSession):
         )
 
     def _say(self, text: str, *, phase: Any) -> Action:
+        if self._lead:
+            text, self._lead = f"{self._lead} {text}", ""
         return Action(
             phase=phase,
             status="in_progress",
@@ -323,11 +416,13 @@ class TransactionSession(StewardSession):
         )
 
     def _run(self, call: ToolCall) -> Action:
+        lead, self._lead = self._lead, ""  # spoken once the call ran, before what follows
         return Action(
             phase="collection",
             status="in_progress",
             preempt=True,
             force_preempt=True,
+            message=lead,
             calls=(call,),
             events=self._events(),
         )

@@ -37,6 +37,12 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("--tenant", default="local", help="tenant id of the conversation identity")
     parser.add_argument(
+        "--on-invalid",
+        choices=["fail", "fresh"],
+        default="fail",
+        help="a stored checkpoint that cannot be restored: fail (default) or start afresh",
+    )
+    parser.add_argument(
         "--direct", action="store_true", help="drive the engine without Pipecat (fast; crash tests)"
     )
     parser.add_argument(
@@ -89,7 +95,8 @@ async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
         return await run_scenario(agent, scenario, on_turn=printer)
     store = open_store(args.store)
     try:
-        checkpointer = Checkpointer(store, Identity(args.tenant, agent.name, args.session))
+        identity = Identity(args.tenant, agent.name, args.session)
+        checkpointer = Checkpointer(store, identity, on_invalid=args.on_invalid)
         return await run_scenario(agent, scenario, on_turn=printer, checkpointer=checkpointer)
     finally:
         await store.close()

@@ -76,7 +76,58 @@ def validate_agent(agent_dir: Path) -> list[Issue]:
         logic_slm_resolvable=_resolvable(agent_dir),
         writes=flow_writes,
     )
+    issues += _idempotency(data.get("intents"), agent_dir / "tools.py")
     return issues + list(report.issues)
+
+
+def _idempotency(raw: object, tools_py: Path) -> list[Issue]:
+    """Warn about intents whose executor may act twice when replayed after a crash."""
+    intents = cast(list[object], raw) if isinstance(raw, list) else []
+    marked = _marked_idempotent(tools_py)
+    issues: list[Issue] = []
+    for i, entry in enumerate(intents):
+        if not isinstance(entry, dict):
+            continue
+        intent = cast(dict[str, Any], entry)
+        executor = str(intent.get("executor", ""))
+        if intent.get("read_only") is True or not executor or executor in marked:
+            continue
+        message = (
+            f"executor {executor!r} is called again with the same idempotency_key when a crash "
+            "lands between its call and the checkpoint of its result; make it return the "
+            "recorded outcome for a key it already acted on and mark it @idempotent "
+            "(from pipecat_steward.agent.transactions), or set read_only: true on an intent "
+            "that changes nothing"
+        )
+        issues.append(
+            Issue(
+                Severity.WARNING,
+                IssueCode.EXECUTOR_NOT_IDEMPOTENT,
+                f"intents[{i}].executor",
+                message,
+            )
+        )
+    return issues
+
+
+def _marked_idempotent(tools_py: Path) -> set[str]:
+    """Functions of tools.py decorated ``@idempotent`` (read from the source, not imported)."""
+    if not tools_py.is_file():
+        return set()
+    tree = ast.parse(tools_py.read_text(encoding="utf-8"), str(tools_py))
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(_decorator_name(d) == "idempotent" for d in node.decorator_list)
+    }
+
+
+def _decorator_name(node: ast.expr) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -42,7 +42,12 @@ from pipecat.services.llm_service import FunctionCallParams, LLMService
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.channels import Channels, LLMKind, channels_for
-from pipecat_steward.pipecat.events import AssistantTextComplete, SessionEvent, UserTranscript
+from pipecat_steward.pipecat.events import (
+    AssistantTextComplete,
+    AssistantTurnWritten,
+    SessionEvent,
+    UserTranscript,
+)
 from pipecat_steward.pipecat.hook import StewardHook
 from pipecat_steward.pipecat.preempt import inject_note
 from pipecat_steward.pipecat.steward import Steward
@@ -145,6 +150,11 @@ class StewardS2S(Steward):
         tools = self.tools
         schemas = [*tools.schemas.values(), *tools.agent_schemas.values(), *tools.extra]
         return ToolsSchema(standard_tools=schemas)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the engine is handling a caller turn or a tool call (an executor may be slow)."""
+        return self._lock.locked()
 
     def attach(self, llm: LLMService) -> StewardHook:
         """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
@@ -294,6 +304,8 @@ class StewardS2S(Steward):
             await self.on_caller_turn(event.text.strip())
         elif isinstance(event, AssistantTextComplete) and event.text.strip():
             self._record_bot(" ".join(event.text.split()))
+        elif isinstance(event, AssistantTurnWritten):
+            await self.session.save()  # a turn boundary, as in the cascade
 
     def _record_bot(self, text: str) -> None:
         """Record a reply: a leading preempted text as ``preempt``, the rest as ``llm``."""

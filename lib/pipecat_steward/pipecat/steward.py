@@ -19,11 +19,13 @@ from typing import Any
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
+from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.session import Judge, StewardSession
+from pipecat_steward.agent.session import ConflictListener, Judge, StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
@@ -70,6 +72,7 @@ class Steward:
         self.relay = StewardRelay()
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
         self.hook: StewardHook | None = None
+        self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
@@ -90,6 +93,27 @@ class Steward:
         else:
             attach(llm, self.hook)
         return self.hook
+
+    def on_conflict(self, listener: ConflictListener) -> ConflictListener:
+        """Call ``listener`` once when another worker takes this call over (usable as a decorator).
+
+        By then this worker has stopped acting (no tools, no executors) and the client got a
+        ``steward_conflict`` RTVI message; the listener ends or hands over the pipeline,
+        e.g. ``await worker.cancel()`` or queueing an ``EndFrame``.
+        """
+        self.session.conflict_listeners.append(listener)
+        return listener
+
+    async def _announce_conflict(self, message: dict[str, Any]) -> None:
+        processor = self._conflict_emitter()
+        if processor is not None:
+            await processor.queue_frame(RTVIServerMessageFrame(data=message))
+
+    def _conflict_emitter(self) -> FrameProcessor | None:
+        emitter = getattr(self, "llm", None)  # the speech-to-speech service, when attached
+        if isinstance(emitter, FrameProcessor):
+            return emitter
+        return self.hook.llm if self.hook is not None else None
 
     async def start(self) -> bool:
         """Restore the conversation by identity, before any routing; True when resumed."""

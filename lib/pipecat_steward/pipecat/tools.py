@@ -49,7 +49,12 @@ class StewardTools:
         self.on_call: Callable[[str, dict[str, Any]], None] | None = None
 
     def tools_for(self, visible: frozenset[str]) -> ToolsSchema:
-        """The full tool set for one inference: visible steward tools plus the app's own."""
+        """The full tool set for one inference: visible steward tools plus the app's own.
+
+        None at all once another worker took the call over (the session is stale).
+        """
+        if self.session.conflict is not None:
+            return ToolsSchema(standard_tools=[])
         shown = [s for name, s in self.schemas.items() if name in visible]
         return ToolsSchema(standard_tools=[*shown, *self.agent_schemas.values(), *self.extra])
 

@@ -20,6 +20,7 @@ from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.slots import Action
+from pipecat_steward.core.transactions import Transaction
 
 __all__ = [
     "Scenario",
@@ -208,12 +209,18 @@ def _transaction(session: StewardSession) -> dict[str, Any] | None:
         return None
     state = session.tstate
     txn = state.active_transaction or state.last_transaction
+    both = {
+        "active_transaction": _txn_summary(state.active_transaction),
+        "last_transaction": _txn_summary(state.last_transaction),
+        "sequence": state.sequence,
+    }
     if txn is None:
         return {
             "status": str(state.transaction_status),
             "intent": None,
             "missing": [],
             "arguments": {},
+            **both,
         }
     return {
         "intent": txn.intent,
@@ -222,6 +229,20 @@ def _transaction(session: StewardSession) -> dict[str, Any] | None:
         "arguments": dict(txn.arguments),
         "idempotency_key": txn.idempotency_key,
         "interrupted": [t.intent for t in state.interrupted],
+        **both,
+    }
+
+
+def _txn_summary(txn: Transaction | None) -> dict[str, Any] | None:
+    """One transaction in a trace: which, its sequence number, status and arguments."""
+    if txn is None:
+        return None
+    return {
+        "intent": txn.intent,
+        "sequence": txn.sequence,
+        "status": str(txn.status),
+        "arguments": dict(txn.arguments),
+        "idempotency_key": txn.idempotency_key,
     }
 
 

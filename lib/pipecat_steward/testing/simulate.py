@@ -115,8 +115,7 @@ async def run_scenario(
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             seen = len(llm.inferences)
             await pipeline.say(turn.user)
-            await pipeline.settle()
-            await steward.relay.bus.drain()
+            await _settle(pipeline, steward)
             _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
@@ -125,6 +124,15 @@ async def run_scenario(
             if on_turn:
                 on_turn(trace)
     return traces
+
+
+async def _settle(pipeline: TextPipeline, steward: Steward) -> None:
+    """Wait until the pipeline is quiet and no engine call (a slow executor) is still running."""
+    await pipeline.settle()
+    while steward.hook is not None and steward.hook.driver.inflight:
+        await steward.hook.driver.settle()
+        await pipeline.settle()
+    await steward.relay.bus.drain()
 
 
 def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:

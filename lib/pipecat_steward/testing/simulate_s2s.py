@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
@@ -29,6 +30,7 @@ from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
     before_turn,
+    resume_point,
     scripted_backend,
     trace_turn,
 )
@@ -163,18 +165,29 @@ async def run_scenario_s2s(
     scenario: Scenario,
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
+    checkpointer: Checkpointer | None = None,
 ) -> list[dict[str, Any]]:
-    """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn."""
+    """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn.
+
+    With a ``checkpointer`` the session is restored by identity first and completed turns are
+    skipped; the steward saves at every turn boundary by itself.
+    """
     loaded = scripted_backend(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
     )
     rng = random.Random(scenario.seed)
     options = {"event_data": scenario.event_data, "channel": scenario.channel}
     traces: list[dict[str, Any]] = []
-    async with realtime_run(loaded, rng=rng, **options) as run:
+    async with realtime_run(loaded, rng=rng, checkpointer=checkpointer, **options) as run:
+        await run.steward.start()
+        done = resume_point(run.steward.session, scenario)
         for number, turn in enumerate(scenario.turns, 1):
+            if number <= done:
+                continue
             before_turn(run.steward.session, turn)  # host writes and injected verdicts
             record = await run.turn(turn.user, [_step(i) for i in turn.llm])
+            run.steward.session.turns_done = number
+            await run.steward.session.save()  # the turn count, for a resumed run to skip it
             traces.append(trace_turn(number, run.steward, record))
             if on_turn:
                 on_turn(traces[-1])
@@ -184,7 +197,7 @@ async def run_scenario_s2s(
 async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer) -> None:
     """Wait until the pipeline, the steward's events and the fake are all quiet."""
     seen = -1
-    while seen != len(fake.received):
+    while seen != len(fake.received) or steward.busy:
         seen = len(fake.received)
         await pipe.settle()
         await steward.relay.bus.drain()

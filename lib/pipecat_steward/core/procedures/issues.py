@@ -40,6 +40,8 @@ class IssueCode(StrEnum):
     EMPTY_PROCEDURE = "empty_procedure"
     NO_LOGIC_SLM = "no_logic_slm"
     INVALID_CONFIG = "invalid_config"
+    # transactions
+    EXECUTOR_NOT_IDEMPOTENT = "executor_not_idempotent"
 
 
 @dataclass(frozen=True, slots=True)

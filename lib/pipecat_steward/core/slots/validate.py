@@ -160,23 +160,36 @@ def _task_refs(ctx: _Context) -> Iterator[ConfigError]:
 def _cycles(ctx: _Context) -> Iterator[ConfigError]:
     graph = {s.name: [r for r in s.requires if r in ctx.slots] for s in ctx.flow.slots}
     state: dict[str, int] = {}
-
-    def visit(node: str, trail: list[str]) -> list[str] | None:
-        state[node] = 1
-        for nxt in graph[node]:
-            if state.get(nxt) == 1:
-                return [*trail, node, nxt]
-            if nxt not in state and (found := visit(nxt, [*trail, node])):
-                return found
-        state[node] = 2
-        return None
-
     for i, slot in enumerate(ctx.flow.slots):
-        if slot.name not in state and (cycle := visit(slot.name, [])):
+        if slot.name not in state and (cycle := _cycle_from(graph, slot.name, state)):
             yield ConfigError(
                 f"slots[{i}].requires", f"circular requires: {' -> '.join(cycle)}; break the loop"
             )
             return
+
+
+def _cycle_from(
+    graph: Mapping[str, list[str]], start: str, state: dict[str, int]
+) -> list[str] | None:
+    """Depth-first from ``start`` with an explicit stack (a chain of any length, no recursion).
+
+    ``state`` marks nodes on the current path (1) and finished ones (2); returns the path from
+    ``start`` into the first cycle met, or None.
+    """
+    path, pending = [start], [iter(graph[start])]
+    state[start] = 1
+    while pending:
+        nxt = next(pending[-1], None)
+        if nxt is None:
+            state[path.pop()] = 2
+            pending.pop()
+        elif state.get(nxt) == 1:
+            return [*path, nxt]
+        elif nxt not in state:
+            state[nxt] = 1
+            path.append(nxt)
+            pending.append(iter(graph[nxt]))
+    return None
 
 
 def _setters(ctx: _Context) -> Iterator[ConfigError]:

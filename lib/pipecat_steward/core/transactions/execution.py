@@ -30,7 +30,7 @@ from pipecat_steward.core.transactions.intents import (
     REJECT_TOOL,
     Catalog,
 )
-from pipecat_steward.core.transactions.lifecycle import fill, finish
+from pipecat_steward.core.transactions.lifecycle import fill, finish, interrupt
 from pipecat_steward.core.transactions.model import (
     Evidence,
     Transaction,
@@ -49,6 +49,7 @@ __all__ = [
     "ConfirmationGate",
     "ConfirmedByCode",
     "Correct",
+    "Detour",
     "ExecutorCall",
     "Reject",
     "Unclear",
@@ -61,6 +62,7 @@ __all__ = [
     "pending_execution",
     "pre_validation_call",
     "record_pre_validation",
+    "record_pre_validation_failure",
     "record_result",
     "recorded_outcome",
     "route_confirmation",
@@ -108,6 +110,19 @@ def record_pre_validation(
     evidence = replace(txn.evidence, pre_validation=dict(result))
     checked = state.with_active(replace(txn, evidence=evidence, status=S.AWAITING_CONFIRMATION))
     return checked if eligible else finish(checked, S.OUT_OF_SCOPE, at=at)
+
+
+def record_pre_validation_failure(
+    state: TransactionState, *, result: Mapping[str, JsonValue], at: str
+) -> TransactionState:
+    """The check itself failed (a backend error): ``FAILED``, with the error as evidence.
+
+    Not ``OUT_OF_SCOPE``: nothing was learned about eligibility, so the caller must hear that
+    the check could not be made (and may retry), never a verdict.
+    """
+    txn = _in(state, S.PRE_VALIDATION, "record a pre-validation failure")
+    evidence = replace(txn.evidence, pre_validation=dict(result))
+    return finish(state.with_active(replace(txn, evidence=evidence)), S.FAILED, at=at)
 
 
 # --- confirmation -----------------------------------------------------------------------------
@@ -162,15 +177,27 @@ class Unclear:
     """No usable confirmation tool call: ask the confirmation question again."""
 
 
-ConfirmationDecision = Confirm | Reject | Correct | Unclear
+@dataclass(frozen=True, slots=True)
+class Detour:
+    """The caller asked for another intent first.
+
+    The pending transaction is set aside (arguments and all, resumable) and ``intent`` starts.
+    """
+
+    intent: str
+    arguments: Mapping[str, JsonValue]
+
+
+ConfirmationDecision = Confirm | Reject | Correct | Detour | Unclear
 
 
 def route_confirmation(
     catalog: Catalog, state: TransactionState, calls: Sequence[ToolUse]
 ) -> ConfirmationDecision:
-    """Read the LLM's confirmation tool calls (correct > reject > confirm; others ignored).
+    """Read the LLM's confirmation tool calls (correct > reject > confirm > detour).
 
-    ``correct_transaction`` takes ``{"parameter": name, "value": v}`` or ``{name: v, …}``.
+    ``correct_transaction`` takes ``{"parameter": name, "value": v}`` or ``{name: v, …}``; a
+    ``start_<other intent>`` call alone is a detour; other calls are ignored.
     """
     txn = _in(state, S.AWAITING_CONFIRMATION, "route a confirmation")
     required = catalog.intent(txn.intent).required
@@ -182,7 +209,16 @@ def route_confirmation(
         return Correct(values)
     if REJECT_TOOL in names:
         return Reject()
-    return Confirm() if CONFIRM_TOOL in names else Unclear()
+    if CONFIRM_TOOL in names:
+        return Confirm()
+    starts = [(catalog.start_tools[c.name], c) for c in calls if c.name in catalog.start_tools]
+    other = [(i, c) for i, c in starts if i != txn.intent]
+    if other:
+        intent, call = other[0]
+        spec = catalog.intent(intent)
+        args = {p: call.args[p] for p in spec.required if call.args.get(p) is not None}
+        return Detour(intent, args)
+    return Unclear()
 
 
 def _correction(args: Mapping[str, JsonValue], required: tuple[str, ...]) -> dict[str, JsonValue]:
@@ -208,6 +244,8 @@ def apply_confirmation(
             return finish(state, S.CANCELLED, at=at)
         case Correct(values=values):
             return fill(catalog, state, values, at=at)
+        case Detour(intent=intent, arguments=arguments):
+            return interrupt(catalog, state, intent, arguments, at=at)
         case AskLLM() | Unclear():
             return state
 

@@ -207,18 +207,19 @@ def visible_tools(catalog: Catalog, state: TransactionState) -> tuple[str, ...]:
     """The transaction tools the LLM may see now.
 
     Idle: every ``start_<intent>``. Collecting: the active intent's setters, ``cancel_transaction``
-    and the other intents' start tools. Awaiting confirmation: only confirm/reject/correct.
+    and the other intents' start tools. Awaiting confirmation: confirm/reject/correct and the
+    other intents' start tools (a detour sets the pending transaction aside, never cancels it).
     Pre-validation and execution are code steps: nothing.
     """
     txn = state.active_transaction
     if txn is None:
         return tuple(catalog.start_tools)
+    others = tuple(t for t, i in catalog.start_tools.items() if i != txn.intent)
     if txn.status == S.COLLECTING_PARAMETERS:
         spec = catalog.intent(txn.intent)
-        others = tuple(t for t, i in catalog.start_tools.items() if i != txn.intent)
         return (*spec.setter_map(), CANCEL_TOOL, *others)
     if txn.status == S.AWAITING_CONFIRMATION:
-        return CONFIRMATION_TOOLS
+        return (*CONFIRMATION_TOOLS, *others)
     return ()
 
 

@@ -27,8 +27,10 @@ __all__ = [
     "CheckpointStore",
     "Clock",
     "Identity",
+    "InvalidCheckpoint",
     "Payload",
     "PayloadKind",
+    "UnreadableCheckpoint",
     "VersionConflict",
     "decode_payload",
     "encode_payload",
@@ -116,6 +118,30 @@ class VersionConflict(ConflictError):
         )
 
 
+class InvalidCheckpoint(StoreError):
+    """A stored checkpoint that cannot be restored (corrupted, foreign or from another format).
+
+    Attributes:
+        identity: The conversation.
+        store: The store it was read from, described (``SQLiteCheckpointStore(calls.db)``).
+        problem: What is wrong, in plain words.
+    """
+
+    def __init__(self, identity: Identity, store: str, problem: str) -> None:
+        self.identity = identity
+        self.store = store
+        self.problem = problem
+        super().__init__(
+            f"cannot restore checkpoint {identity} from {store}: {problem}. The call was not "
+            "started afresh; repair or delete the checkpoint, or restore with "
+            "on_invalid='fresh' to start a new call in its place."
+        )
+
+
+class UnreadableCheckpoint(StoreError):
+    """A store found a checkpoint but cannot read it back (bad bytes, fields or kind)."""
+
+
 class CheckpointStore(Protocol):
     """What every checkpoint backend provides (memory, SQLite, Redis)."""
 
@@ -181,15 +207,21 @@ def decode_payload(kind: str, data: bytes) -> Payload:
     """Rebuild the payload ``encode_payload`` encoded.
 
     Raises:
-        StoreError: When ``kind`` is unknown (the store was written by something else).
+        UnreadableCheckpoint: When ``kind`` is unknown or the bytes do not decode as it says.
     """
-    if kind == "bytes":
-        return data
-    if kind == "text":
-        return data.decode()
-    if kind == "json":
-        return cast(dict[str, Any], json.loads(data))
-    raise StoreError(f"stored checkpoint has unknown payload kind {kind!r}")
+    try:
+        if kind == "bytes":
+            return data
+        if kind == "text":
+            return data.decode()
+        if kind == "json":
+            found = json.loads(data)
+            if not isinstance(found, dict):
+                raise ValueError(f"a JSON {type(found).__name__}, not an object")
+            return cast(dict[str, Any], found)
+    except (ValueError, AttributeError, TypeError) as exc:  # bad UTF-8 or JSON, not bytes
+        raise UnreadableCheckpoint(f"its {kind} payload is unreadable: {exc}") from exc
+    raise UnreadableCheckpoint(f"it has an unknown payload kind {kind!r}")
 
 
 def expiry(now: float, ttl: float | None, default: float | None) -> float | None:

@@ -19,6 +19,7 @@ from pipecat_steward.storage.checkpoints.contract import (
     Clock,
     Identity,
     Payload,
+    UnreadableCheckpoint,
     VersionConflict,
     check_version,
     decode_payload,
@@ -93,11 +94,15 @@ class RedisCheckpointStore:
         except RedisError as exc:
             raise StoreError(f"redis load of checkpoint {identity} failed: {exc}") from exc
         version, kind, data, saved_at, expires_at = cast(list[bytes | None], raw)
-        expires = float(expires_at) if expires_at else None
-        if version is None or kind is None or data is None or not live(expires, self.clock()):
-            return None
-        payload = decode_payload(kind.decode(), data)
-        return Checkpoint(identity, int(version), payload, float(saved_at or 0), expires)
+        try:
+            expires = float(expires_at) if expires_at else None
+            if version is None or kind is None or data is None or not live(expires, self.clock()):
+                return None
+            number, at = int(version), float(saved_at or 0)
+            payload = decode_payload(kind.decode(), data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UnreadableCheckpoint(f"its fields do not parse: {exc}") from exc
+        return Checkpoint(identity, number, payload, at, expires)
 
     async def save(
         self,
@@ -151,7 +156,11 @@ class RedisCheckpointStore:
                 (version, expires_at), _ = await pipe.execute()
         except RedisError as exc:
             raise StoreError(f"redis delete of checkpoint {identity} failed: {exc}") from exc
-        return version is not None and live(float(expires_at) if expires_at else None, self.clock())
+        try:
+            expires = float(expires_at) if expires_at else None
+        except ValueError:  # a damaged checkpoint is removed too
+            return version is not None
+        return version is not None and live(expires, self.clock())
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -22,6 +23,7 @@ from pipecat_steward.storage.checkpoints.contract import (
     Clock,
     Identity,
     Payload,
+    UnreadableCheckpoint,
     VersionConflict,
     check_version,
     decode_payload,
@@ -41,6 +43,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     saved_at REAL NOT NULL, expires_at REAL,
     PRIMARY KEY (tenant_id, agent_id, session_id)
 )"""
+_USER_VERSION = 0x57E3  # marks a file this store created: a missing table there is damage
+_HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'"
 _KEY = "tenant_id = ? AND agent_id = ? AND session_id = ?"
 
 
@@ -66,13 +70,28 @@ class SQLiteCheckpointStore:
         self.ttl = ttl
         self.clock = clock
         self._lock = threading.Lock()
+        existed = self.path.exists()
+        if existed and _stays_empty(self.path):
+            raise StoreError(
+                f"checkpoint database {self.path} is an empty (0-byte) file, not a database this "
+                "store wrote; restore it from a backup, or delete it to start with no calls"
+            )
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            has_table = self._db.execute(_HAS_TABLE).fetchone() is not None
+            ours = self._db.execute("PRAGMA user_version").fetchone()[0] == _USER_VERSION
+            if ours and not has_table:
+                self._db.close()
+                raise StoreError(
+                    f"checkpoint database {self.path} has no checkpoints table (dropped, or "
+                    "another program's file); restore it from a backup or use another path"
+                )
             self._db.execute(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version = {_USER_VERSION}")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open checkpoint database {self.path}: {exc}") from exc
 
@@ -96,9 +115,15 @@ class SQLiteCheckpointStore:
             f"SELECT version, kind, payload, saved_at, expires_at FROM checkpoints WHERE {_KEY}",
             _params(identity),
         ).fetchone()
-        if row is None or not live(row[4], self.clock()):
+        if row is None:
             return None
-        return Checkpoint(identity, row[0], decode_payload(row[1], row[2]), row[3], row[4])
+        version, kind, data, saved_at, expires_at = row
+        if not (isinstance(saved_at, float | int) and isinstance(expires_at, float | int | None)):
+            raise UnreadableCheckpoint(f"its times are not numbers ({saved_at!r}, {expires_at!r})")
+        if not live(expires_at, self.clock()):
+            return None
+        blob = data if isinstance(data, bytes) else str(data).encode()
+        return Checkpoint(identity, version, decode_payload(str(kind), blob), saved_at, expires_at)
 
     async def save(
         self,
@@ -155,7 +180,9 @@ class SQLiteCheckpointStore:
         rows = self._db.execute(  # fetchall: the statement must finish to release the lock
             f"DELETE FROM checkpoints WHERE {_KEY} RETURNING expires_at", _params(identity)
         ).fetchall()
-        return bool(rows) and live(rows[0][0], self.clock())
+        expires = rows[0][0] if rows else None
+        unreadable = not isinstance(expires, float | int | None)  # a damaged row is removed too
+        return bool(rows) and (unreadable or live(expires, self.clock()))
 
     async def purge_expired(self) -> int:
         """Delete expired checkpoints; return how many."""
@@ -178,6 +205,15 @@ class SQLiteCheckpointStore:
 
     async def close(self) -> None:
         await self._run(self._db.close)
+
+
+def _stays_empty(path: Path) -> bool:
+    """True when ``path`` is a 0-byte file that no other process is initialising right now."""
+    for _ in range(10):
+        if path.stat().st_size > 0:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _params(identity: Identity) -> tuple[str, str, str]:
