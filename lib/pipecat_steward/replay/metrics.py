@@ -53,7 +53,9 @@ class Metrics:
     intent_switches: int = 0
     rejected_calls: int = 0
     multi_valued: int = 0
+    fresh_frames: int = 0
     seconds: float = 0.0
+    parse_seconds: float = 0.0
     mismatches: Counter[str] = field(default_factory=lambda: Counter[str]())
     examples: dict[str, str] = field(default_factory=lambda: {})
 
@@ -79,14 +81,23 @@ class Metrics:
             "intent_switches": self.intent_switches,
             "rejected_calls": self.rejected_calls,
             "multi_valued_lists": self.multi_valued,
-            "user_turns_per_second": round(self.user_turns / self.seconds, 1)
-            if self.seconds
+            "fresh_frames": self.fresh_frames,
+            "user_turns_per_second": _rate(self.user_turns, self.seconds - self.parse_seconds),
+            "parse_seconds": round(self.parse_seconds, 3),
+            "replay_to_parse_ratio": round(
+                (self.seconds - self.parse_seconds) / self.parse_seconds, 2
+            )
+            if self.parse_seconds
             else None,
             "mismatches": {
                 kind: {"count": n, "example": self.examples[kind]}
                 for kind, n in sorted(self.mismatches.items())
             },
         }
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if seconds > 0 else None
 
 
 def _ratio(hits: int, total: int) -> float:
