@@ -30,32 +30,27 @@ FIXTURE = ROOT / "tests" / "fixtures" / "sgd"
 SCHEMA = load_schema(FIXTURE)
 DIALOGUES = {d.dialogue_id: d for d in load_dialogues(FIXTURE)}
 
-FIRED_EARLY_T = "call_fired_earlier:transactional"
-FIRED_EARLY_S = "call_fired_earlier:search"
-STALE_T = "args_optional_filled_after_fire:transactional"
-STALE_S = "args_optional_filled_after_fire:search"
 
 # dialogue id → (corrections, intent switches, gold calls, mismatch counts)
 EXPECTED: dict[str, tuple[int, int, int, dict[str, int]]] = {
     # FindRestaurants with everything in the first turns: the engine fires with the gold call.
     "1_00030": (0, 0, 1, {}),
-    # ReserveRestaurant fires at turn 4 (name, city, time known) with the default 2 seats;
-    # the caller then says 1 person and SGD confirms before calling at turn 8.
-    "1_00003": (0, 0, 1, {FIRED_EARLY_T: 1, STALE_T: 1}),
-    # City and restaurant corrected at turn 4 (2 corrections, the reservation re-fires then);
-    # SGD calls after the confirmation at turn 6, with the defaults the engine also used.
-    "1_00006": (2, 0, 1, {FIRED_EARLY_T: 1}),
+    # ReserveRestaurant has name, city and time at turn 4, the caller says 1 person, SGD
+    # confirms and the caller affirms at turn 8: the engine fires then, with 1 seat.
+    "1_00003": (0, 0, 1, {}),
+    # City and restaurant corrected at turn 4 (2 corrections); the confirmation of turn 6 fires it.
+    "1_00006": (2, 0, 1, {}),
     # Flight search: Economy added at turn 6 and SGD searches again, so does the engine (a
     # search re-runs on a new constraint); the destination correction at turn 10 re-fires it.
     "1_00031": (1, 0, 3, {}),
     # Flight search: United Airlines added at turn 10; both search again with it.
     "1_00032": (0, 0, 2, {}),
-    # Two services: Fresno → Long Beach corrected, FindBus → BuyBusTicket (confirmed by SGD one
-    # turn later), then Hotels_4 SearchHotel in a two-frame turn.
-    "8_00059": (1, 1, 3, {FIRED_EARLY_T: 1}),
+    # Two services: Fresno → Long Beach corrected, FindBus → BuyBusTicket (fired on the
+    # caller's confirmation), then Hotels_4 SearchHotel in a two-frame turn.
+    "8_00059": (1, 1, 3, {}),
     # FindApartment → ScheduleVisit, then Restaurants_2 FindRestaurants (price_range dontcare is
     # omitted from the gold call) → ReserveRestaurant: two confirmed transactions.
-    "19_00082": (0, 2, 4, {FIRED_EARLY_T: 2}),
+    "19_00082": (0, 2, 4, {}),
 }
 
 
@@ -65,7 +60,8 @@ def test_builder_output_compiles_for_every_fixture_service(service: str) -> None
     flow = compile_flow(build_flow_config(schema))
     for intent in schema["intents"]:
         task = flow.task[intent["name"]].config
-        assert set(task.requires) == {"intent", *intent["required_slots"]}
+        confirm = {f"confirmed_{tool_name(intent['name'])}"} if intent["is_transactional"] else set()
+        assert set(task.requires) == {"intent", *intent["required_slots"], *confirm}
         assert set(task.inputs) == {*intent["required_slots"], *intent["optional_slots"]}
         assert not task.terminal
     assert all(not s.config.required and not s.config.requires_readback for s in flow.slots)
@@ -93,9 +89,8 @@ def test_fixture_split_totals_are_the_sum_of_the_dialogues() -> None:
     assert report["service_call_agreement"] == 1.0
     assert report["corrections"] == 4 and report["intent_switches"] == 3
     assert report["service_calls"] == 15
-    # 1 of 15 calls was made with a different optional value; 5 fired on an earlier turn.
-    assert report["call_argument_agreement"] == round(14 / 15, 6)
-    assert report["call_turn_agreement"] == round(10 / 15, 6)
+    # Every call is made on the gold turn with the gold arguments.
+    assert report["call_argument_agreement"] == report["call_turn_agreement"] == 1.0
 
 
 def _frame(intent: str, values: dict[str, str]) -> dict[str, Any]:
@@ -111,10 +106,10 @@ def _frame(intent: str, values: dict[str, str]) -> dict[str, Any]:
     return {"service": "Toy_1", "actions": actions, "slots": [], "state": state}
 
 
-def _system(call: dict[str, str] | None = None) -> dict[str, Any]:
+def _system(call: dict[str, str] | None = None, method: str = "FindThing") -> dict[str, Any]:
     frame: dict[str, Any] = {"service": "Toy_1", "actions": [], "slots": []}
     if call is not None:
-        frame["service_call"] = {"method": "FindThing", "parameters": call}
+        frame["service_call"] = {"method": method, "parameters": call}
     return {"speaker": "SYSTEM", "utterance": "…", "frames": [frame]}
 
 
@@ -213,7 +208,7 @@ def _dialogue(*user_frames: tuple[str, dict[str, str], dict[str, str] | None]) -
     turns: list[dict[str, Any]] = []
     for intent, values, call in user_frames:
         turns.append({"speaker": "USER", "utterance": "…", "frames": [_frame(intent, values)]})
-        turns.append(_system(call))
+        turns.append(_system(call, intent))
     return {"dialogue_id": "toy_2", "services": ["Toy_1"], "turns": turns}
 
 
@@ -297,3 +292,36 @@ def test_report_times_parsing_apart_from_the_replay() -> None:
     report = replay_split(FIXTURE)
     assert 0 < report["parse_seconds"] < report["seconds"]
     assert report["replay_to_parse_ratio"] > 0 and report["user_turns_per_second"] > 0
+
+
+BOOK_SCHEMA = {
+    **TOY_SCHEMA,
+    "intents": [{"name": "BookThing", "description": "", "is_transactional": True,
+                 "required_slots": ["city"], "optional_slots": {"count": "1"}, "result_slots": []}],
+}  # fmt: skip
+
+
+def _affirm(turn: dict[str, Any]) -> dict[str, Any]:
+    frame = turn["frames"][0]
+    frame["actions"].append({"act": "AFFIRM", "slot": "", "values": [], "canonical_values": []})
+    return turn
+
+
+def test_a_transaction_fires_on_the_callers_confirmation_and_a_change_withdraws_it() -> None:
+    book = {"city": "Paris", "count": "2"}
+    raw = _dialogue(
+        ("BookThing", {"city": "Paris"}, None),  # ready, but not yet confirmed: no call
+        ("BookThing", book, None),  # a new value before the confirmation
+        ("BookThing", book, {"city": "Paris", "count": "2"}),  # "yes" → the call
+        ("BookThing", {"city": "Rome", "count": "2"}, None),  # a change withdraws it
+        ("BookThing", {"city": "Rome", "count": "2"}, {"city": "Rome", "count": "2"}),
+    )
+    for index in (4, 8):
+        _affirm(raw["turns"][index])
+    replayer = Replayer({"Toy_1": BOOK_SCHEMA})
+    replayer.replay(parse_dialogue(raw))
+    report = replayer.metrics.report()
+    assert report["service_calls"] == 2 and report["corrections"] == 1
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+    assert report["call_turn_agreement"] == report["call_argument_agreement"] == 1.0
+    assert report["mismatches"] == {}

@@ -13,7 +13,8 @@ The ratios (definitions in ``docs/sgd.md``):
   engine's latest execution of that task (a slot the gold call omits must be at its default or
   ``dontcare``), over all gold calls;
 - ``call_turn_agreement``: gold service calls made right after the very user turn at which the
-  engine last executed that task, over all gold calls.
+  engine last executed that task, over all gold calls (a headline figure: it shows when the
+  engine acts, where the others show what it knows).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ KEYS = (
     "joint_state_accuracy",
     "completion_agreement",
     "service_call_agreement",
+    "call_turn_agreement",
     "corrections",
     "seconds",
 )
@@ -72,10 +74,10 @@ class Metrics:
             "joint_state_accuracy": _ratio(self.state_matches, self.state_frames),
             "completion_agreement": _ratio(self.completion_matches, self.state_frames),
             "service_call_agreement": _ratio(self.call_matches, self.calls),
+            "call_turn_agreement": _ratio(self.call_turn_matches, self.calls),
             "corrections": self.corrections,
             "seconds": round(self.seconds, 3),
             "call_argument_agreement": _ratio(self.argument_matches, self.calls),
-            "call_turn_agreement": _ratio(self.call_turn_matches, self.calls),
             "active_intent_frames": self.state_frames,
             "service_calls": self.calls,
             "intent_switches": self.intent_switches,

@@ -11,8 +11,11 @@ One config per service (see ``docs/sgd.md`` for the reasoning):
 - each intent is a non-terminal task: ``inputs`` = its required and optional slots,
   ``requires`` = ``intent`` and its required slots, ``condition`` = ``intent == '<Intent>'``,
   so it fires as soon as it is the active intent with its required slots filled and re-fires
-  after a correction of any input or of the intent; a search (non-transactional intent) also
-  re-runs when the caller adds a constraint (``rerun_on_new_input``), as SGD's system does;
+  after a correction of any input or of the intent, and re-runs when the caller adds a
+  constraint (``rerun_on_new_input``), as SGD's system does;
+- a transactional intent also needs the caller's confirmation, as SGD's system confirms before
+  it calls: one more replay slot per such intent, ``yes`` once the caller affirmed the values
+  read back, ``no`` again when a value changes after that (the task's ``condition`` reads it);
 - a terminal ``EndDialogue`` task that needs a ``goodbye`` slot the replay never fills, so the
   flow never auto-completes (the seed-003 completion rule would end the session once every
   active task succeeded, and SGD callers go on to other intents);
@@ -56,11 +59,13 @@ class ReplayNames:
     end_task: str
     end_tool: str
     goodbye_setter: str
+    confirm: Mapping[str, str]
+    """Transactional intent → the slot that holds whether the caller confirmed it."""
 
     @property
     def slots(self) -> frozenset[str]:
         """The replay's own slots (never compared with the gold state)."""
-        return frozenset({self.intent, self.goodbye})
+        return frozenset({self.intent, self.goodbye, *self.confirm.values()})
 
 
 def _free(base: str, taken: set[str]) -> str:
@@ -78,12 +83,18 @@ def replay_names(service: Mapping[str, Any]) -> ReplayNames:
     slots = {str(s["name"]) for s in service["slots"]} | set(intents)
     tools = {setter_name(str(service["service_name"])), *map(tool_name, intents)}
     goodbye = _free(GOODBYE_SLOT, slots)
+    confirm = {
+        str(i["name"]): _free(f"confirmed_{tool_name(str(i['name']))}", slots)
+        for i in service["intents"]
+        if i.get("is_transactional")
+    }
     return ReplayNames(
         intent=_free(INTENT_SLOT, slots),
         goodbye=goodbye,
         end_task=_free(END_TASK, slots),
         end_tool=_free("end_dialogue", tools),
         goodbye_setter=_free(f"set_{goodbye}", tools),
+        confirm=confirm,
     )
 
 
@@ -119,15 +130,21 @@ def _slot(name: str, setter: str, description: str, default: JsonValue = None) -
 
 
 def _task(intent: Mapping[str, Any], names: ReplayNames) -> dict[str, Any]:
+    name = str(intent["name"])
     required = list(intent["required_slots"])
+    condition = f"{names.intent} == '{name}'"
+    confirm = names.confirm.get(name)
+    if confirm:
+        required.append(confirm)
+        condition += f" and {confirm} == 'yes'"
     return {
-        "name": intent["name"],
-        "tool": tool_name(intent["name"]),
-        "inputs": [*required, *intent["optional_slots"]],
+        "name": name,
+        "tool": tool_name(name),
+        "inputs": [*intent["required_slots"], *intent["optional_slots"]],
         "requires": [names.intent, *required],
-        "condition": f"{names.intent} == '{intent['name']}'",
+        "condition": condition,
         "success_check": None,
-        "rerun_on_new_input": not intent.get("is_transactional", False),
+        "rerun_on_new_input": True,
     }
 
 
@@ -144,6 +161,10 @@ def build_flow_config(service: Mapping[str, Any]) -> dict[str, Any]:
     slots += [
         _slot(s["name"], setter, s["description"], defaults.get(s["name"]))
         for s in service["slots"]
+    ]
+    slots += [
+        _slot(confirm, setter, f"Whether the caller confirmed {intent}")
+        for intent, confirm in names.confirm.items()
     ]
     slots.append(_slot(names.goodbye, names.goodbye_setter, "The caller ends the dialogue"))
     tasks = [_task(i, names) for i in service["intents"]]

@@ -39,6 +39,7 @@ from pipecat_steward.replay.sgd_flow import (
 __all__ = ["Replayer", "replay_split"]
 
 _DONTCARE = "dontcare"
+_AFFIRM = "AFFIRM"
 
 
 @dataclass
@@ -50,6 +51,8 @@ class _Session:
     conversation: Conversation
     fed: dict[str, str] = field(default_factory=lambda: {})
     executed: dict[str, Mapping[str, Any]] = field(default_factory=lambda: {})
+    confirmed: dict[str, str] = field(default_factory=lambda: {})
+    """Transactional intent → the confirmation fed last (``yes``/``no``)."""
     fired_at: dict[str, int] = field(default_factory=lambda: {})
 
 
@@ -128,7 +131,32 @@ class Replayer:
                 calls.append(Call("correct_slot", {"slot": slot, "value": value}))
                 self._count_change(slot == intent_slot)
         session.fed.update(wanted)
-        return [Call(setter_name(frame.service), new), *calls] if new else calls
+        setter = setter_name(frame.service)
+        calls = [Call(setter, new), *calls] if new else calls
+        return [*calls, *self._confirmations(frame, session, changed=bool(new) or bool(calls))]
+
+    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[Call]:
+        """Feed the caller's confirmation: ``yes`` on AFFIRM, ``no`` again after a change.
+
+        A confirmation holds for the values it was given on: any new or changed value (or
+        another intent) withdraws every confirmation, and the caller's next AFFIRM of the
+        active transactional intent gives it again.
+        """
+        calls: list[Call] = []
+        for intent, slot in session.names.confirm.items():
+            was = session.confirmed.get(intent)
+            now = "no" if changed and was == "yes" else was
+            if intent == frame.intent and _AFFIRM in frame.acts:
+                now = "yes"
+            if now is None or now == was:
+                continue
+            session.confirmed[intent] = now
+            calls.append(
+                Call(setter_name(frame.service), {slot: now})
+                if was is None
+                else Call("correct_slot", {"slot": slot, "value": now})
+            )
+        return calls
 
     def _count_change(self, is_intent: bool) -> None:
         if is_intent:
@@ -151,7 +179,10 @@ class Replayer:
             m.state_matches += 1
         intent = self.schema[frame.service]["intents"]
         required = next((i["required_slots"] for i in intent if i["name"] == frame.intent), [])
-        gold_ready = all(s in frame.values for s in required)
+        gold_ready = all(s in frame.values for s in required) and (
+            frame.intent not in session.names.confirm
+            or session.confirmed.get(frame.intent) == "yes"
+        )
         engine_ready = frame.intent in state.succeeded
         if gold_ready == engine_ready:
             m.completion_matches += 1
