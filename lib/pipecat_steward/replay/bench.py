@@ -127,9 +127,13 @@ def run_sizes(sizes: Sequence[int], repeats: int = 7) -> list[SizeResult]:
 
 
 def replay_turns_per_second(split_dir: Path, repeats: int = 3) -> tuple[int, float, float]:
-    """Replay a split ``repeats`` times; return user turns, median turns/s and the ratio of
-    replay time to the time spent reading and parsing the split's JSON (medians of runs
-    interleaved in one process, so the ratio holds whatever else loads the machine)."""
+    """Replay a split ``repeats`` times and measure its rate against parsing.
+
+    Returns:
+        User turns, median turns/s, and the median ratio of replay time to the time spent
+        reading and parsing the split's JSON (both timed in each run, so the ratio holds
+        whatever else loads the machine).
+    """
     schema = load_schema(split_dir)
     rates: list[float] = []
     ratios: list[float] = []
