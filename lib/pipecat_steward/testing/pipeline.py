@@ -312,6 +312,7 @@ class TextPipeline:
         if quiet is None:
             quiet = 0.3 if self.tts is None else 0.0
         async with asyncio.timeout(timeout):
+            await asyncio.sleep(quiet)  # a provider's answer may not have started moving yet
             while True:
                 await self._idle()
                 moves = self.activity.moves
@@ -323,8 +324,11 @@ class TextPipeline:
 
     def _done(self) -> bool:
         a = self.activity
-        heard = a.user_turns >= self.said or self.tts is None
-        return heard and a.ended >= a.started and not a.calls and not self.bot_speaking
+        if a.calls or self.bot_speaking:
+            return False
+        # A speech-to-speech service frames its responses as its provider streams them (not
+        # one start per end), so only a cascaded pipeline can count them.
+        return self.tts is None or (a.user_turns >= self.said and a.ended >= a.started)
 
     async def _idle(self) -> None:
         while not self._done() and not self.worker.has_finished():
