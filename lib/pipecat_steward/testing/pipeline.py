@@ -8,7 +8,8 @@ and barge-in behave as in a call; with `secs_per_word > 0` audio plays in real t
 barge-in tests need.
 
 `settle` waits for explicit completion, never for quiet time, so a scenario's trace does not
-depend on how loaded the machine is: every caller turn said has reached the LLM, every LLM
+depend on how loaded the machine is: every caller transcript said is in a turn handed to the
+LLM, every LLM
 response has ended, no function call is in progress, the bot is not speaking, and a marker
 frame sent through the whole pipeline came out the far end with no other work moving while it
 travelled (every frame queued before it, in every stage, has been handled).
@@ -145,6 +146,8 @@ class ActivityObserver(BaseObserver):
         spoken: Text of every `TTSTextFrame` (what a speech-to-speech service spoke).
         moves: Pushes of anything but audio, metrics and settle probes.
         user_turns: Caller turns the user aggregator handed on (`LLMContextFrame` downstream).
+        turn_open: A caller transcript arrived that no handed-on turn includes yet (the
+            aggregator may merge several transcripts into one turn).
         responses: LLM responses started and ended.
         calls: Function calls in progress, by tool call id.
         probes: Settle probes that came out of the last stage.
@@ -159,6 +162,7 @@ class ActivityObserver(BaseObserver):
         self.spoken: list[str] = []
         self.moves = 0
         self.user_turns = 0
+        self.turn_open = False
         self.started = 0
         self.ended = 0
         self.calls: set[str] = set()
@@ -179,8 +183,11 @@ class ActivityObserver(BaseObserver):
     def _count(self, data: FramePushed, frame: Frame) -> None:
         if isinstance(frame, TTSTextFrame):
             self.spoken.append(frame.text)
+        elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
+            self.turn_open = True
         elif isinstance(frame, LLMContextFrame) and data.source is self.user_agg:
             self.user_turns += 1
+            self.turn_open = False
         elif isinstance(frame, LLMFullResponseStartFrame):
             self.started += 1
         elif isinstance(frame, LLMFullResponseEndFrame):
@@ -242,7 +249,6 @@ class TextPipeline:
         self.tts = None if speech_to_speech else TextTTS(secs_per_word=secs_per_word)
         self.output = PlaybackTransport(realtime=secs_per_word > 0)
         self.activity = ActivityObserver(self.user_agg, self.assistant_agg)
-        self.said = 0
         speech = [] if self.tts is None else [self.tts]
         stages = [self.user_agg, *before_llm, llm, *after_llm, *speech, self.output]
         self.worker = PipelineWorker(
@@ -295,7 +301,8 @@ class TextPipeline:
     async def say(self, text: str) -> None:
         """Say `text` as the caller: a final transcript enters the pipeline."""
         frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
-        self.said += bool(text.strip())
+        if text.strip():  # open the turn now: the frame reaches the observer a little later
+            self.activity.turn_open = True
         await self.worker.queue_frame(frame)
 
     async def settle(self, quiet: float | None = None, timeout: float = 30.0) -> None:
@@ -328,7 +335,7 @@ class TextPipeline:
             return False
         # A speech-to-speech service frames its responses as its provider streams them (not
         # one start per end), so only a cascaded pipeline can count them.
-        return self.tts is None or (a.user_turns >= self.said and a.ended >= a.started)
+        return self.tts is None or (not a.turn_open and a.ended >= a.started)
 
     async def _idle(self) -> None:
         while not self._done() and not self.worker.has_finished():
