@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.replay import KEYS, Replayer, build_flow_config, load_dialogues, load_schema
 from pipecat_steward.replay.sgd_data import parse_dialogue
+from pipecat_steward.replay.sgd_flow import replay_names, tool_name
 from pipecat_steward.replay.sgd_replay import replay_split
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,33 +30,27 @@ FIXTURE = ROOT / "tests" / "fixtures" / "sgd"
 SCHEMA = load_schema(FIXTURE)
 DIALOGUES = {d.dialogue_id: d for d in load_dialogues(FIXTURE)}
 
-FIRED_EARLY_T = "call_fired_earlier:transactional"
-FIRED_EARLY_S = "call_fired_earlier:search"
-STALE_T = "args_optional_filled_after_fire:transactional"
-STALE_S = "args_optional_filled_after_fire:search"
 
 # dialogue id → (corrections, intent switches, gold calls, mismatch counts)
 EXPECTED: dict[str, tuple[int, int, int, dict[str, int]]] = {
     # FindRestaurants with everything in the first turns: the engine fires with the gold call.
     "1_00030": (0, 0, 1, {}),
-    # ReserveRestaurant fires at turn 4 (name, city, time known) with the default 2 seats;
-    # the caller then says 1 person and SGD confirms before calling at turn 8.
-    "1_00003": (0, 0, 1, {FIRED_EARLY_T: 1, STALE_T: 1}),
-    # City and restaurant corrected at turn 4 (2 corrections, the reservation re-fires then);
-    # SGD calls after the confirmation at turn 6, with the defaults the engine also used.
-    "1_00006": (2, 0, 1, {FIRED_EARLY_T: 1}),
-    # Flight search: Economy (= the default) added at turn 6 and SGD searches again, the engine
-    # does not (same arguments); the destination correction at turn 10 re-fires it.
-    "1_00031": (1, 0, 3, {FIRED_EARLY_S: 1}),
-    # Flight search: United Airlines added at turn 10; SGD searches again, the engine keeps
-    # its first result (stale airlines = dontcare).
-    "1_00032": (0, 0, 2, {FIRED_EARLY_S: 1, STALE_S: 1}),
-    # Two services: Fresno → Long Beach corrected, FindBus → BuyBusTicket (confirmed by SGD one
-    # turn later), then Hotels_4 SearchHotel in a two-frame turn.
-    "8_00059": (1, 1, 3, {FIRED_EARLY_T: 1}),
+    # ReserveRestaurant has name, city and time at turn 4, the caller says 1 person, SGD
+    # confirms and the caller affirms at turn 8: the engine fires then, with 1 seat.
+    "1_00003": (0, 0, 1, {}),
+    # City and restaurant corrected at turn 4 (2 corrections); the confirmation of turn 6 fires it.
+    "1_00006": (2, 0, 1, {}),
+    # Flight search: Economy added at turn 6 and SGD searches again, so does the engine (a
+    # search re-runs on a new constraint); the destination correction at turn 10 re-fires it.
+    "1_00031": (1, 0, 3, {}),
+    # Flight search: United Airlines added at turn 10; both search again with it.
+    "1_00032": (0, 0, 2, {}),
+    # Two services: Fresno → Long Beach corrected, FindBus → BuyBusTicket (fired on the
+    # caller's confirmation), then Hotels_4 SearchHotel in a two-frame turn.
+    "8_00059": (1, 1, 3, {}),
     # FindApartment → ScheduleVisit, then Restaurants_2 FindRestaurants (price_range dontcare is
     # omitted from the gold call) → ReserveRestaurant: two confirmed transactions.
-    "19_00082": (0, 2, 4, {FIRED_EARLY_T: 2}),
+    "19_00082": (0, 2, 4, {}),
 }
 
 
@@ -63,7 +60,8 @@ def test_builder_output_compiles_for_every_fixture_service(service: str) -> None
     flow = compile_flow(build_flow_config(schema))
     for intent in schema["intents"]:
         task = flow.task[intent["name"]].config
-        assert set(task.requires) == {"intent", *intent["required_slots"]}
+        confirm = {f"confirmed_{tool_name(intent['name'])}"} if intent["is_transactional"] else set()
+        assert set(task.requires) == {"intent", *intent["required_slots"], *confirm}
         assert set(task.inputs) == {*intent["required_slots"], *intent["optional_slots"]}
         assert not task.terminal
     assert all(not s.config.required and not s.config.requires_readback for s in flow.slots)
@@ -91,9 +89,8 @@ def test_fixture_split_totals_are_the_sum_of_the_dialogues() -> None:
     assert report["service_call_agreement"] == 1.0
     assert report["corrections"] == 4 and report["intent_switches"] == 3
     assert report["service_calls"] == 15
-    # 2 of 15 calls were made with different optional values; 7 fired on an earlier turn.
-    assert report["call_argument_agreement"] == round(13 / 15, 6)
-    assert report["call_turn_agreement"] == round(8 / 15, 6)
+    # Every call is made on the gold turn with the gold arguments.
+    assert report["call_argument_agreement"] == report["call_turn_agreement"] == 1.0
 
 
 def _frame(intent: str, values: dict[str, str]) -> dict[str, Any]:
@@ -109,10 +106,10 @@ def _frame(intent: str, values: dict[str, str]) -> dict[str, Any]:
     return {"service": "Toy_1", "actions": actions, "slots": [], "state": state}
 
 
-def _system(call: dict[str, str] | None = None) -> dict[str, Any]:
+def _system(call: dict[str, str] | None = None, method: str = "FindThing") -> dict[str, Any]:
     frame: dict[str, Any] = {"service": "Toy_1", "actions": [], "slots": []}
     if call is not None:
-        frame["service_call"] = {"method": "FindThing", "parameters": call}
+        frame["service_call"] = {"method": method, "parameters": call}
     return {"speaker": "SYSTEM", "utterance": "…", "frames": [frame]}
 
 
@@ -204,3 +201,127 @@ def test_bench_flows_compile_and_stop_mid_conversation(slots: int) -> None:
     state = mid_state(flow)
     assert state.succeeded == ["T0", "T1"]
     assert decide(flow, state) == Ask((f"s{slots // 2}",))
+
+
+def _dialogue(*user_frames: tuple[str, dict[str, str], dict[str, str] | None]) -> dict[str, Any]:
+    """A Toy_1 dialogue: per user turn (intent, gold values, the next system turn's call)."""
+    turns: list[dict[str, Any]] = []
+    for intent, values, call in user_frames:
+        turns.append({"speaker": "USER", "utterance": "…", "frames": [_frame(intent, values)]})
+        turns.append(_system(call, intent))
+    return {"dialogue_id": "toy_2", "services": ["Toy_1"], "turns": turns}
+
+
+def _schema(slots: list[str], intents: list[str]) -> dict[str, Any]:
+    return {
+        **TOY_SCHEMA,
+        "slots": [{"name": n, "description": n, "is_categorical": False, "possible_values": []}
+                  for n in slots],
+        "intents": [{"name": i, "description": "", "is_transactional": False,
+                     "required_slots": [slots[0]], "optional_slots": {}, "result_slots": []}
+                    for i in intents],
+    }  # fmt: skip
+
+
+REPLAY_WORDS = ["intent", "goodbye", "EndDialogue", "end_dialogue", "set_goodbye", "SetGoodbye",
+                "replay_intent_2", "replay_goodbye_2", "FindThing", "city"]  # fmt: skip
+
+
+@given(
+    slots=st.lists(st.sampled_from(REPLAY_WORDS), min_size=1, max_size=6, unique=True),
+    intents=st.lists(st.sampled_from(["FindThing", "EndDialogue", "SetGoodbye", "End"]),
+                     min_size=1, max_size=3, unique=True),
+)  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_any_schema_names_replay_without_clashing(slots: list[str], intents: list[str]) -> None:
+    schema = _schema(slots, intents)
+    names = replay_names(schema)
+    assert not names.slots & set(slots) and names.end_task not in {*slots, *intents}
+    tools = {tool_name(i) for i in intents} | {"set_toy_1"}
+    assert not {names.end_tool, names.goodbye_setter} & tools
+    flow = compile_flow(build_flow_config(schema))
+    assert set(slots) <= set(flow.slot)
+    replayer = Replayer({"Toy_1": schema})
+    values = {slots[0]: "a"}
+    replayer.replay(parse_dialogue(_dialogue((intents[0], values, None))))
+    report = replayer.metrics.report()
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+
+
+def test_a_schema_slot_called_intent_is_compared_like_any_other() -> None:
+    schema = _schema(["intent", "goodbye"], ["FindThing"])
+    replayer = Replayer({"Toy_1": schema})
+    dialogue = _dialogue(
+        ("FindThing", {"intent": "buy"}, {"intent": "buy"}),
+        ("FindThing", {"intent": "buy", "goodbye": "soon"}, None),
+    )
+    replayer.replay(parse_dialogue(dialogue))
+    report = replayer.metrics.report()
+    assert report["joint_state_accuracy"] == report["service_call_agreement"] == 1.0
+    assert report["mismatches"] == {}
+
+
+def test_a_frame_that_drops_values_is_a_fresh_intent_not_lost_state() -> None:
+    # A second search of the same intent with a new city and no count: SGD starts a new frame.
+    replayer = Replayer({"Toy_1": TOY_SCHEMA})
+    dialogue = _dialogue(
+        ("FindThing", {"city": "Paris", "count": "2"}, {"city": "Paris", "count": "2"}),
+        ("FindThing", {"city": "Rome"}, {"city": "Rome"}),
+    )
+    replayer.replay(parse_dialogue(dialogue))
+    report = replayer.metrics.report()
+    assert report["fresh_frames"] == 1 and report["corrections"] == 0
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+    assert report["call_argument_agreement"] == report["call_turn_agreement"] == 1.0
+    assert report["mismatches"] == {}
+
+
+def test_a_search_runs_again_when_the_caller_adds_a_constraint() -> None:
+    replayer = Replayer({"Toy_1": TOY_SCHEMA})
+    dialogue = _dialogue(
+        ("FindThing", {"city": "Paris"}, {"city": "Paris"}),
+        ("FindThing", {"city": "Paris", "count": "3"}, {"city": "Paris", "count": "3"}),
+    )
+    replayer.replay(parse_dialogue(dialogue))
+    report = replayer.metrics.report()
+    assert report["call_argument_agreement"] == report["call_turn_agreement"] == 1.0
+    assert report["corrections"] == 0 and report["mismatches"] == {}
+
+
+def test_report_times_parsing_apart_from_the_replay() -> None:
+    report = replay_split(FIXTURE)
+    assert 0 < report["parse_seconds"] < report["seconds"]
+    assert report["replay_to_parse_ratio"] > 0 and report["user_turns_per_second"] > 0
+
+
+BOOK_SCHEMA = {
+    **TOY_SCHEMA,
+    "intents": [{"name": "BookThing", "description": "", "is_transactional": True,
+                 "required_slots": ["city"], "optional_slots": {"count": "1"}, "result_slots": []}],
+}  # fmt: skip
+
+
+def _affirm(turn: dict[str, Any]) -> dict[str, Any]:
+    frame = turn["frames"][0]
+    frame["actions"].append({"act": "AFFIRM", "slot": "", "values": [], "canonical_values": []})
+    return turn
+
+
+def test_a_transaction_fires_on_the_callers_confirmation_and_a_change_withdraws_it() -> None:
+    book = {"city": "Paris", "count": "2"}
+    raw = _dialogue(
+        ("BookThing", {"city": "Paris"}, None),  # ready, but not yet confirmed: no call
+        ("BookThing", book, None),  # a new value before the confirmation
+        ("BookThing", book, {"city": "Paris", "count": "2"}),  # "yes" → the call
+        ("BookThing", {"city": "Rome", "count": "2"}, None),  # a change withdraws it
+        ("BookThing", {"city": "Rome", "count": "2"}, {"city": "Rome", "count": "2"}),
+    )
+    for index in (4, 8):
+        _affirm(raw["turns"][index])
+    replayer = Replayer({"Toy_1": BOOK_SCHEMA})
+    replayer.replay(parse_dialogue(raw))
+    report = replayer.metrics.report()
+    assert report["service_calls"] == 2 and report["corrections"] == 1
+    assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
+    assert report["call_turn_agreement"] == report["call_argument_agreement"] == 1.0
+    assert report["mismatches"] == {}

@@ -9,7 +9,9 @@ bot has spoken. Engine tests, the demo and the SGD replay use it.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import random
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -117,10 +119,36 @@ class Conversation:
         self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive
     ) -> TurnRecord:
         """Play one caller turn; ``llm`` scripts the model's inferences (list or policy)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return _thread_loop().run_until_complete(self.aturn(user_text, llm))
+        raise RuntimeError("Conversation.turn called inside a running event loop: await aturn()")
+
+    async def aturn(
+        self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive
+    ) -> TurnRecord:
+        """Play one caller turn from async code (same as ``turn``)."""
         host = _PolicyHost(self, _as_policy(llm))
         first = not self.bot_spoke
-        asyncio.run(self.driver.inference(host, user_text, first_turn=first, speculative=False))
+        await self.driver.inference(host, user_text, first_turn=first, speculative=False)
         return self.session.turn
+
+
+_local = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """One event loop per thread for synchronous turns, closed at exit.
+
+    A fresh loop per turn (``asyncio.run``) costs more than the engine's own work per turn.
+    """
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _local.loop = loop
+        atexit.register(loop.close)
+    return loop
 
 
 def _as_policy(llm: LLMPolicy | Sequence[Inference]) -> LLMPolicy:

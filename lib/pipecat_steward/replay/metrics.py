@@ -13,7 +13,8 @@ The ratios (definitions in ``docs/sgd.md``):
   engine's latest execution of that task (a slot the gold call omits must be at its default or
   ``dontcare``), over all gold calls;
 - ``call_turn_agreement``: gold service calls made right after the very user turn at which the
-  engine last executed that task, over all gold calls.
+  engine last executed that task, over all gold calls (a headline figure: it shows when the
+  engine acts, where the others show what it knows).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ KEYS = (
     "joint_state_accuracy",
     "completion_agreement",
     "service_call_agreement",
+    "call_turn_agreement",
     "corrections",
     "seconds",
 )
@@ -53,7 +55,9 @@ class Metrics:
     intent_switches: int = 0
     rejected_calls: int = 0
     multi_valued: int = 0
+    fresh_frames: int = 0
     seconds: float = 0.0
+    parse_seconds: float = 0.0
     mismatches: Counter[str] = field(default_factory=lambda: Counter[str]())
     examples: dict[str, str] = field(default_factory=lambda: {})
 
@@ -70,23 +74,32 @@ class Metrics:
             "joint_state_accuracy": _ratio(self.state_matches, self.state_frames),
             "completion_agreement": _ratio(self.completion_matches, self.state_frames),
             "service_call_agreement": _ratio(self.call_matches, self.calls),
+            "call_turn_agreement": _ratio(self.call_turn_matches, self.calls),
             "corrections": self.corrections,
             "seconds": round(self.seconds, 3),
             "call_argument_agreement": _ratio(self.argument_matches, self.calls),
-            "call_turn_agreement": _ratio(self.call_turn_matches, self.calls),
             "active_intent_frames": self.state_frames,
             "service_calls": self.calls,
             "intent_switches": self.intent_switches,
             "rejected_calls": self.rejected_calls,
             "multi_valued_lists": self.multi_valued,
-            "user_turns_per_second": round(self.user_turns / self.seconds, 1)
-            if self.seconds
+            "fresh_frames": self.fresh_frames,
+            "user_turns_per_second": _rate(self.user_turns, self.seconds - self.parse_seconds),
+            "parse_seconds": round(self.parse_seconds, 3),
+            "replay_to_parse_ratio": round(
+                (self.seconds - self.parse_seconds) / self.parse_seconds, 2
+            )
+            if self.parse_seconds
             else None,
             "mismatches": {
                 kind: {"count": n, "example": self.examples[kind]}
                 for kind, n in sorted(self.mismatches.items())
             },
         }
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if seconds > 0 else None
 
 
 def _ratio(hits: int, total: int) -> float:

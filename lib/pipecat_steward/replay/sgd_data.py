@@ -54,12 +54,14 @@ class GoldFrame:
         intent: The active intent (``NONE`` when there is none).
         values: Slot → canonical value.
         accepted: Slot → every form that counts as right (variants and their canonical forms).
+        acts: The caller's dialogue acts in this frame (``INFORM``, ``AFFIRM``, ``NEGATE`` …).
     """
 
     service: str
     intent: str
     values: Mapping[str, str]
     accepted: Mapping[str, frozenset[str]]
+    acts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +171,8 @@ def _frame(
         conflicts += len(distinct) > 1
         values[slot] = before[slot] if before.get(slot) in distinct else distinct[0]
         accepted[slot] = frozenset([*variants, *forms])
-    return GoldFrame(service, str(state["active_intent"]), values, accepted), conflicts
+    acts = frozenset(str(a["act"]) for a in frame.get("actions", ()))
+    return GoldFrame(service, str(state["active_intent"]), values, accepted, acts), conflicts
 
 
 def _calls(turn: Mapping[str, Any]) -> tuple[GoldCall, ...]:

@@ -28,22 +28,31 @@ from pipecat_steward.replay.sgd_data import (
     load_dialogues,
     load_schema,
 )
-from pipecat_steward.replay.sgd_flow import INTENT_SLOT, compile_service, setter_name, tool_name
+from pipecat_steward.replay.sgd_flow import (
+    ReplayNames,
+    compile_service,
+    replay_names,
+    setter_name,
+    tool_name,
+)
 
 __all__ = ["Replayer", "replay_split"]
 
-_REPLAY_SLOTS = frozenset({INTENT_SLOT, "goodbye"})
 _DONTCARE = "dontcare"
+_AFFIRM = "AFFIRM"
 
 
 @dataclass
 class _Session:
-    """One service's engine session inside one dialogue."""
+    """One service frame's engine session inside one dialogue."""
 
     flow: CompiledFlow
+    names: ReplayNames
     conversation: Conversation
     fed: dict[str, str] = field(default_factory=lambda: {})
     executed: dict[str, Mapping[str, Any]] = field(default_factory=lambda: {})
+    confirmed: dict[str, str] = field(default_factory=lambda: {})
+    """Transactional intent → the confirmation fed last (``yes``/``no``)."""
     fired_at: dict[str, int] = field(default_factory=lambda: {})
 
 
@@ -57,12 +66,28 @@ class Replayer:
     def __init__(self, schema: Mapping[str, Mapping[str, Any]]) -> None:
         self.schema = schema
         self.flows = {name: compile_service(s) for name, s in schema.items()}
+        self.names = {name: replay_names(s) for name, s in schema.items()}
         self.metrics = Metrics()
 
     def _session(self, service: str) -> _Session:
         flow = self.flows[service]
-        tools = {tool_name(t.name): _succeed for t in flow.tasks}
-        return _Session(flow, Conversation(flow, tools))
+        tools = {t.config.tool: _succeed for t in flow.tasks}
+        return _Session(flow, self.names[service], Conversation(flow, tools))
+
+    def _frame_session(self, sessions: dict[str, _Session], frame: GoldFrame) -> _Session:
+        """The frame's session; a fresh one when the gold state dropped values.
+
+        SGD's state only loses values when a new frame of the service starts (the caller makes
+        a second payment, or a new intent that keeps none of the old values), so that is a new
+        intent instance with an empty state, not lost state.
+        """
+        session = sessions.get(frame.service)
+        if session is not None and session.fed.keys() - frame.values.keys() - session.names.slots:
+            self.metrics.fresh_frames += 1
+            session = None
+        if session is None:
+            session = sessions[frame.service] = self._session(frame.service)
+        return session
 
     def replay(self, dialogue: Dialogue) -> None:
         """Replay one dialogue turn by turn."""
@@ -72,15 +97,12 @@ class Replayer:
         for turn in dialogue.turns:
             self.metrics.user_turns += 1
             for frame in turn.frames:
-                session = sessions.get(frame.service) or sessions.setdefault(
-                    frame.service, self._session(frame.service)
-                )
-                self._play(dialogue.dialogue_id, turn, frame, session)
+                self._play(dialogue.dialogue_id, turn, frame, self._frame_session(sessions, frame))
             for call in turn.calls:
                 self._check_call(dialogue.dialogue_id, turn.index, call, sessions.get(call.service))
 
     def _play(self, dialogue_id: str, turn: GoldTurn, frame: GoldFrame, session: _Session) -> None:
-        calls = self._plan(dialogue_id, frame, session)
+        calls = self._plan(frame, session)
         record = session.conversation.turn(
             turn.utterance, [Inference(calls=calls)] if calls else []
         )
@@ -94,11 +116,12 @@ class Replayer:
         if frame.intent != NO_INTENT:
             self._check_state(dialogue_id, frame, session)
 
-    def _plan(self, dialogue_id: str, frame: GoldFrame, session: _Session) -> list[Call]:
+    def _plan(self, frame: GoldFrame, session: _Session) -> list[Call]:
         """The scripted LLM's calls: one setter call for new values, a correction per change."""
+        intent_slot = session.names.intent
         wanted = dict(frame.values)
         if frame.intent != NO_INTENT:
-            wanted[INTENT_SLOT] = frame.intent
+            wanted[intent_slot] = frame.intent
         new: dict[str, str] = {}
         calls: list[Call] = []
         for slot, value in wanted.items():
@@ -106,14 +129,37 @@ class Replayer:
                 new[slot] = value
             elif session.fed[slot] != value:
                 calls.append(Call("correct_slot", {"slot": slot, "value": value}))
-                self._count_change(slot)
-        if session.fed.keys() - wanted.keys() - {INTENT_SLOT}:
-            self.metrics.miss("gold_value_dropped", dialogue_id)  # no such turn in SGD dev
+                self._count_change(slot == intent_slot)
         session.fed.update(wanted)
-        return [Call(setter_name(frame.service), new), *calls] if new else calls
+        setter = setter_name(frame.service)
+        calls = [Call(setter, new), *calls] if new else calls
+        return [*calls, *self._confirmations(frame, session, changed=bool(new) or bool(calls))]
 
-    def _count_change(self, slot: str) -> None:
-        if slot == INTENT_SLOT:
+    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[Call]:
+        """Feed the caller's confirmation: ``yes`` on AFFIRM, ``no`` again after a change.
+
+        A confirmation holds for the values it was given on: any new or changed value (or
+        another intent) withdraws every confirmation, and the caller's next AFFIRM of the
+        active transactional intent gives it again.
+        """
+        calls: list[Call] = []
+        for intent, slot in session.names.confirm.items():
+            was = session.confirmed.get(intent)
+            now = "no" if changed and was == "yes" else was
+            if intent == frame.intent and _AFFIRM in frame.acts:
+                now = "yes"
+            if now is None or now == was:
+                continue
+            session.confirmed[intent] = now
+            calls.append(
+                Call(setter_name(frame.service), {slot: now})
+                if was is None
+                else Call("correct_slot", {"slot": slot, "value": now})
+            )
+        return calls
+
+    def _count_change(self, is_intent: bool) -> None:
+        if is_intent:
             self.metrics.intent_switches += 1
         else:
             self.metrics.corrections += 1
@@ -123,7 +169,7 @@ class Replayer:
         m.state_frames += 1
         state = session.conversation.state
         engine = {
-            n: r.value for n, r in state.slots.items() if r.settled and n not in _REPLAY_SLOTS
+            n: r.value for n, r in state.slots.items() if r.settled and n not in session.names.slots
         }
         if engine.keys() != frame.values.keys():
             m.miss("state_slots_differ", dialogue_id)
@@ -133,7 +179,10 @@ class Replayer:
             m.state_matches += 1
         intent = self.schema[frame.service]["intents"]
         required = next((i["required_slots"] for i in intent if i["name"] == frame.intent), [])
-        gold_ready = all(s in frame.values for s in required)
+        gold_ready = all(s in frame.values for s in required) and (
+            frame.intent not in session.names.confirm
+            or session.confirmed.get(frame.intent) == "yes"
+        )
         engine_ready = frame.intent in state.succeeded
         if gold_ready == engine_ready:
             m.completion_matches += 1
@@ -191,13 +240,37 @@ def _argument_mismatch(
 def replay_split(split_dir: Path, dialogues: Iterable[Dialogue] | None = None) -> dict[str, Any]:
     """Replay every dialogue of an SGD split folder and return the report.
 
+    Reading and parsing the JSON is timed apart from the replay, so the report can give the
+    replay's rate and its cost relative to parsing (a ratio from one run, whatever the machine).
+
     Args:
         split_dir: A folder with ``schema.json[.gz]`` and ``dialogues_*.json[.gz]``.
         dialogues: Replay these instead of the folder's dialogue files.
     """
     start = time.perf_counter()
     replayer = Replayer(load_schema(split_dir))
-    for dialogue in dialogues if dialogues is not None else load_dialogues(split_dir):
+    source = _Timed(dialogues if dialogues is not None else load_dialogues(split_dir))
+    for dialogue in source:
         replayer.replay(dialogue)
-    replayer.metrics.seconds = time.perf_counter() - start
-    return replayer.metrics.report()
+    m = replayer.metrics
+    m.seconds = time.perf_counter() - start
+    m.parse_seconds = source.seconds
+    return m.report()
+
+
+class _Timed:
+    """Iterate ``items``, adding up the time spent producing them."""
+
+    def __init__(self, items: Iterable[Dialogue]) -> None:
+        self.items = iter(items)
+        self.seconds = 0.0
+
+    def __iter__(self) -> _Timed:
+        return self
+
+    def __next__(self) -> Dialogue:
+        start = time.perf_counter()
+        try:
+            return next(self.items)
+        finally:
+            self.seconds += time.perf_counter() - start

@@ -6,6 +6,13 @@ them); the bot's text is captured by `TextTTS` where a TTS would speak it, one e
 sentence. `PlaybackTransport` is a real output transport, so bot started/stopped speaking
 and barge-in behave as in a call; with `secs_per_word > 0` audio plays in real time, which
 barge-in tests need.
+
+`settle` waits for explicit completion, never for quiet time, so a scenario's trace does not
+depend on how loaded the machine is: every caller transcript said is in a turn handed to the
+LLM, every LLM
+response has ended, no function call is in progress, the bot is not speaking, and a marker
+frame sent through the whole pipeline came out the far end with no other work moving while it
+travelled (every frame queued before it, in every stage, has been handled).
 """
 
 from __future__ import annotations
@@ -13,13 +20,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
 from pipecat.frames.frames import (
     BotSpeakingFrame,
+    DataFrame,
     EndFrame,
     Frame,
+    FunctionCallCancelFrame,
+    FunctionCallInProgressFrame,
+    FunctionCallResultFrame,
+    LLMContextFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
     MetricsFrame,
     OutputAudioRawFrame,
     StartFrame,
@@ -112,26 +127,75 @@ class PlaybackTransport(BaseOutputTransport):
         return True
 
 
+@dataclass
+class SettleProbe(DataFrame):
+    """A marker frame: when it leaves the pipeline, every frame queued before it was handled.
+
+    Data frames keep their order through every stage's queue (the output transport's included,
+    behind the audio it plays), and it is not dropped by an interruption.
+    """
+
+    interruptible: bool = field(default=False, init=False)
+
+
 class ActivityObserver(BaseObserver):
-    """Remembers when the last meaningful frame moved, and the text the bot spoke.
+    """Counts the pipeline's work: caller turns, LLM responses, calls in flight, other moves.
 
     Attributes:
         last_push: `time.monotonic()` of the latest non-audio push.
         spoken: Text of every `TTSTextFrame` (what a speech-to-speech service spoke).
+        moves: Pushes of anything but audio, metrics and settle probes.
+        user_turns: Caller turns the user aggregator handed on (`LLMContextFrame` downstream).
+        turn_open: A caller transcript arrived that no handed-on turn includes yet (the
+            aggregator may merge several transcripts into one turn).
+        responses: LLM responses started and ended.
+        calls: Function calls in progress, by tool call id.
+        probes: Settle probes that came out of the last stage.
 
     """
 
-    def __init__(self) -> None:
+    def __init__(self, user_agg: object = None, last: object = None) -> None:
         super().__init__()
+        self.user_agg = user_agg
+        self.last = last
         self.last_push = time.monotonic()
         self.spoken: list[str] = []
+        self.moves = 0
+        self.user_turns = 0
+        self.turn_open = False
+        self.started = 0
+        self.ended = 0
+        self.calls: set[str] = set()
+        self.probes = 0
 
     async def on_push_frame(self, data: FramePushed) -> None:
-        if isinstance(data.frame, _NOISE):
+        frame = data.frame
+        if isinstance(frame, SettleProbe):
+            self.probes += data.source is self.last
+            return
+        if isinstance(frame, _NOISE):
             return
         self.last_push = time.monotonic()
-        if data.first_push and isinstance(data.frame, TTSTextFrame):
-            self.spoken.append(data.frame.text)
+        self.moves += 1
+        if data.first_push:
+            self._count(data, frame)
+
+    def _count(self, data: FramePushed, frame: Frame) -> None:
+        if isinstance(frame, TTSTextFrame):
+            self.spoken.append(frame.text)
+        elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
+            self.turn_open = True
+        elif isinstance(frame, LLMContextFrame) and data.source is self.user_agg:
+            self.user_turns += 1
+            self.turn_open = False
+        elif isinstance(frame, LLMFullResponseStartFrame):
+            self.started += 1
+        elif isinstance(frame, LLMFullResponseEndFrame):
+            self.ended += 1
+        elif isinstance(frame, FunctionCallInProgressFrame):
+            self.calls.add(frame.tool_call_id)
+        elif isinstance(frame, FunctionCallResultFrame | FunctionCallCancelFrame):
+            self.calls.discard(frame.tool_call_id)
 
 
 def transcript_turn_strategies(stop_secs: float = 0.05) -> UserTurnStrategies:
@@ -184,7 +248,7 @@ class TextPipeline:
         )
         self.tts = None if speech_to_speech else TextTTS(secs_per_word=secs_per_word)
         self.output = PlaybackTransport(realtime=secs_per_word > 0)
-        self.activity = ActivityObserver()
+        self.activity = ActivityObserver(self.user_agg, self.assistant_agg)
         speech = [] if self.tts is None else [self.tts]
         stages = [self.user_agg, *before_llm, llm, *after_llm, *speech, self.output]
         self.worker = PipelineWorker(
@@ -237,14 +301,52 @@ class TextPipeline:
     async def say(self, text: str) -> None:
         """Say `text` as the caller: a final transcript enters the pipeline."""
         frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
+        if text.strip():  # open the turn now: the frame reaches the observer a little later
+            self.activity.turn_open = True
         await self.worker.queue_frame(frame)
 
-    async def settle(self, quiet: float = 0.3, timeout: float = 8.0) -> None:
-        """Wait until no frame moved for `quiet` seconds and the bot is not speaking."""
+    async def settle(self, quiet: float | None = None, timeout: float = 30.0) -> None:
+        """Wait until the bot is done with everything said so far (see the module docs).
+
+        Args:
+            quiet: Extra seconds with no frame moving after completion. A speech-to-speech
+                provider answers over its own connection, outside the pipeline's queues, so
+                its pipelines also wait this long (default 0.3 s); cascaded ones never do
+                (default 0).
+            timeout: Give up (``TimeoutError``) after this long; a bound, not a clock the
+                result depends on.
+        """
+        if quiet is None:
+            quiet = 0.3 if self.tts is None else 0.0
         async with asyncio.timeout(timeout):
-            await asyncio.sleep(quiet)
-            while time.monotonic() - self.activity.last_push < quiet or self.bot_speaking:
+            await asyncio.sleep(quiet)  # a provider's answer may not have started moving yet
+            while True:
+                await self._idle()
+                moves = self.activity.moves
+                await self._probe()
+                if self.activity.moves == moves and self._done():
+                    break
+            while quiet and time.monotonic() - self.activity.last_push < quiet:
                 await asyncio.sleep(0.02)
+
+    def _done(self) -> bool:
+        a = self.activity
+        if a.calls or self.bot_speaking:
+            return False
+        # A speech-to-speech service frames its responses as its provider streams them (not
+        # one start per end), so only a cascaded pipeline can count them.
+        return self.tts is None or (not a.turn_open and a.ended >= a.started)
+
+    async def _idle(self) -> None:
+        while not self._done() and not self.worker.has_finished():
+            await asyncio.sleep(0.005)
+
+    async def _probe(self) -> None:
+        """Send a `SettleProbe` through the whole pipeline and wait until it comes out."""
+        target = self.activity.probes + 1
+        await self.worker.queue_frame(SettleProbe())
+        while self.activity.probes < target and not self.worker.has_finished():
+            await asyncio.sleep(0.005)
 
     @property
     def bot_speaking(self) -> bool:

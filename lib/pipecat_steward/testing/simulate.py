@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from pipecat.observers.base_observer import BaseObserver
 
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
@@ -81,11 +83,13 @@ async def run_scenario(
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
+    observers: Sequence[BaseObserver] = (),
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and the turns already
-    completed are skipped, so a killed run can be resumed by running it again.
+    completed are skipped, so a killed run can be resumed by running it again. ``observers``
+    watch the pipeline beside the steward's own (a benchmark's timers, say).
     """
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = scripted_backend(loaded, scenario.backend)
@@ -104,7 +108,7 @@ async def run_scenario(
     llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
-    async with TextPipeline(llm, observers=steward.observers) as pipeline:
+    async with TextPipeline(llm, observers=[*steward.observers, *observers]) as pipeline:
         done = resume_point(steward.session, scenario)
         for number, turn in enumerate(scenario.turns, 1):
             if number <= done:

@@ -149,6 +149,9 @@ class TaskConfig(_Model):
     success_check: str | None = "success"
     terminal: bool = False
     readback_inputs: bool = False
+    rerun_on_new_input: bool = False
+    """Run again when a new value fills one of its inputs after it ran (a search that must
+    take a constraint the caller adds); by default only a correction re-runs a task."""
     then_say: str = ""
     then_response: list[ResponsePart] | None = None
     channel_then_response: dict[str, list[ResponsePart]] = Field(default_factory=lambda: {})

@@ -8,7 +8,7 @@ from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.merge import put
 from pipecat_steward.core.state import SessionState, SlotRecord
 
-__all__ = ["invalidate_dependents"]
+__all__ = ["invalidate_dependents", "invalidate_reruns"]
 
 
 def invalidate_dependents(flow: CompiledFlow, state: SessionState, name: str) -> tuple[str, ...]:
@@ -30,6 +30,28 @@ def invalidate_dependents(flow: CompiledFlow, state: SessionState, name: str) ->
         for slot in flow.slots:
             if slot.name not in changed and changed & set(slot.config.requires):
                 grew |= _add(changed, cleared, [slot.name])
+    for slot in cleared:
+        put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
+    return tuple(s.name for s in flow.slots if s.name in cleared)
+
+
+def invalidate_reruns(flow: CompiledFlow, state: SessionState, name: str) -> tuple[str, ...]:
+    """Drop the results of ``rerun_on_new_input`` tasks that ran without slot ``name`` (in place).
+
+    What those results filled is cleared as a correction would clear it; tasks without the
+    option keep their results, since they never consumed a value of ``name``.
+
+    Returns:
+        The slots that were cleared, in declaration order.
+    """
+    cleared: set[str] = set()
+    for task in flow.tasks:
+        cfg = task.config
+        if cfg.rerun_on_new_input and name in cfg.inputs and task.name in state.task_results:
+            _drop_task(state, task.name)
+            for output in cfg.outputs.values():
+                cleared.add(output)
+                cleared.update(invalidate_dependents(flow, state, output))
     for slot in cleared:
         put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
     return tuple(s.name for s in flow.slots if s.name in cleared)

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot
 from pipecat_steward.core.slots.dag import is_active, requires_met
-from pipecat_steward.core.slots.invalidate import invalidate_dependents
+from pipecat_steward.core.slots.invalidate import invalidate_dependents, invalidate_reruns
 from pipecat_steward.core.slots.merge import merge_record, put
 from pipecat_steward.core.state import SessionState, SlotError, SlotRecord
 from pipecat_steward.core.variables import JsonValue, Origin, VariableSpec, coerce
@@ -86,6 +86,8 @@ def route_setter(
         for slot, value in cast(Mapping[str, Any], result.get("inferred") or {}).items()
         if _infer(flow, new, slot, value, source=source)
     ]
+    for slot in stored:
+        invalidate_reruns(flow, new, slot)
     ok = bool(stored or inferred) and not errors
     reply: dict[str, JsonValue] = {"stored": bool(stored or inferred), "slots": [*stored]}
     if inferred:

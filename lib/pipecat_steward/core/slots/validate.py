@@ -155,6 +155,11 @@ def _task_refs(ctx: _Context) -> Iterator[ConfigError]:
                 yield ctx.unknown(f"tasks[{i}].outputs.{key}", slot)
         if task.tool in STEWARD_TOOLS:
             yield ConfigError(f"tasks[{i}].tool", f"{task.tool!r} is a steward tool; rename it")
+        if task.rerun_on_new_input and task.terminal:
+            yield ConfigError(
+                f"tasks[{i}].rerun_on_new_input",
+                "a terminal task ends the flow and cannot run again; remove one of the two",
+            )
 
 
 def _cycles(ctx: _Context) -> Iterator[ConfigError]:
