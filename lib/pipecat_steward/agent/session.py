@@ -96,7 +96,12 @@ class StewardSession:
     def decide(
         self, user_text: str = "", *, first_turn: bool = False, speculative: bool = False
     ) -> Action:
-        """Run the engine for one inference; a speculative run does not change the state."""
+        """Run the engine for one inference; a speculative run does not change the state.
+
+        The caller's words are recorded as the engine reads them (surrounding whitespace
+        removed); words that are only whitespace start no turn.
+        """
+        user_text = user_text.strip()
         if user_text and not speculative:
             self.turns.append(TurnRecord(user_text))
         result = step(

@@ -118,6 +118,7 @@ class TransactionSession(StewardSession):
         """Route the turn and say what happens next (a speculative call changes nothing)."""
         if speculative:
             return self._llm(self._directive_text())
+        user_text = user_text.strip()
         if user_text:
             action = self._caller_turn(user_text)
         elif self._calls:

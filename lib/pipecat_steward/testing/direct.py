@@ -120,10 +120,11 @@ async def run_scenario_direct(
         before_turn(session, turn)
         host.queue = list(turn.llm)
         first = not any(u for t in session.turns for u in t.bot)
+        since = len(session.turns)
         await driver.inference(host, turn.user, first_turn=first, speculative=False)
         session.turns_done = number
         await session.save()
-        trace = trace_turn(number, session, turn_record(session, turn.user))
+        trace = trace_turn(number, session, turn_record(session, turn.user, since))
         traces.append(trace)
         if on_turn:
             on_turn(trace)

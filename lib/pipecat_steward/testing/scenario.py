@@ -141,10 +141,24 @@ def before_turn(session: StewardSession, turn: ScenarioTurn) -> None:
         session.host_write(session.supervisor.verdict(session.state.variables, verdict))
 
 
-def turn_record(session: StewardSession, user: str) -> TurnRecord:
-    """The session's record of the caller turn that said ``user``."""
+def turn_record(session: StewardSession, user: str, since: int | None = None) -> TurnRecord:
+    """The session's record of the caller turn that said ``user``.
+
+    Args:
+        session: The session that played the turn.
+        user: The caller's words as the scenario gives them.
+        since: How many turn records the session held before the turn was played: the turn's
+            record is the newest one after them. Without it the newest record is taken when
+            its words are the caller's (whitespace aside).
+
+    Returns:
+        The turn's record; an empty record (no actions, no calls, nothing said) when the
+        engine never saw the turn.
+    """
     turns = session.turns
-    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+    if since is not None:
+        return turns[-1] if len(turns) > since else TurnRecord(user.strip())
+    return turns[-1] if turns and turns[-1].user == user.strip() else TurnRecord(user.strip())
 
 
 class HasSession(Protocol):

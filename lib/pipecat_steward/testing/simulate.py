@@ -114,13 +114,14 @@ async def run_scenario(
             model.queue = [scenario_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             seen = len(llm.inferences)
+            since = len(steward.session.turns)
             await pipeline.say(turn.user)
             await pipeline.settle()
             await steward.relay.bus.drain()
             _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
-            trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user))
+            trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user, since))
             traces.append(trace)
             if on_turn:
                 on_turn(trace)
