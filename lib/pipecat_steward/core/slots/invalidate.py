@@ -36,10 +36,11 @@ def invalidate_dependents(flow: CompiledFlow, state: SessionState, name: str) ->
 
 
 def _drop_task(state: SessionState, task: str) -> None:
+    # The failure count stays: only a success resets it, so a caller who keeps changing an
+    # input still reaches the task's exhaust path after its bound.
     state.task_results.pop(task, None)
     if task in state.succeeded:
         state.succeeded.remove(task)
-    state.retries.pop(task, None)
 
 
 def _add(changed: set[str], cleared: set[str], names: Iterable[str]) -> bool:
