@@ -20,7 +20,14 @@ BOTS = Path(__file__).resolve().parents[2] / "bots"
 KEYS = ("llm_calls", "fired", "slots", "status", "phase", "visible", "hidden")
 
 
-@pytest.mark.parametrize("name", ["bella_notte/whitespace_utterances"])
+SCENARIOS = [
+    "bella_notte/whitespace_utterances",
+    "bella_notte/event_prefill_caller_wins",
+    "bella_notte/event_prefill_typed",
+]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
 async def test_scenario_expectations_hold_on_s2s(name: str) -> None:
     bot, stem = name.split("/")
     scenario = load_scenario(BOTS / bot / "scenarios" / f"{stem}.yaml")

@@ -36,6 +36,7 @@ from pipecat_steward.core.slots import (
     route_executor,
     step,
 )
+from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.core.variables import coerce
 
@@ -75,6 +76,7 @@ class StewardSession:
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
+        event_values(agent.flow, self.event_data)  # a value of the wrong type fails here, named
         self.channel = channel
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None

@@ -65,11 +65,15 @@ class _Run:
                     self.tool("confirm_pending", {})
                 else:
                     self.fails += 1
-                    self.state = route_executor(self.flow, self.state, call.name, {"success": False}).state
+                    self.state = route_executor(
+                        self.flow, self.state, call.name, {"success": False}
+                    ).state
 
 
 edits = st.lists(
-    st.tuples(st.sampled_from(["correct_a", "correct_b", "set_b", "yes", "hmm"]), st.integers(0, 99)),
+    st.tuples(
+        st.sampled_from(["correct_a", "correct_b", "set_b", "yes", "hmm"]), st.integers(0, 99)
+    ),
     min_size=1,
     max_size=30,
 )

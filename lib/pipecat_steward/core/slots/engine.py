@@ -26,6 +26,7 @@ from pipecat_steward.core.slots.dag import (
     is_active,
 )
 from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.slots.routing import fill_slots
 from pipecat_steward.core.slots.turn import Draft, Turn
 from pipecat_steward.core.state import SessionState, SlotRecord
@@ -89,16 +90,20 @@ def _gate(turn: Turn, _: object) -> Draft | None:
 
 
 def _prefill(turn: Turn, event_data: Mapping[str, Any] | None) -> None:
+    """Fill event-sourced slots once each; a slot the caller already touched is theirs."""
     if not event_data:
         return
-    values: dict[str, Any] = {}
-    for slot in turn.flow.slots:
-        if "event" in slot.sources:
-            value = event_data.get(slot.config.event_key or slot.name)
-            if value is not None:
-                values[slot.name] = value
-    result = fill_slots(turn.flow, turn.state, values, skip_readback=True, origin="event")
+    state = turn.state
+    values = {
+        name: value
+        for name, value in event_values(turn.flow, event_data).items()
+        if name not in state.prefilled and state.record(name).status == "empty"
+    }
+    if not values:
+        return None
+    result = fill_slots(turn.flow, state, values, skip_readback=True, origin="event")
     turn.state = result.state
+    turn.state.prefilled = [*turn.state.prefilled, *result.filled]
     for name in result.filled:
         turn.log("fill_slots", slot=name, value=turn.state.record(name).value)
     return None
