@@ -206,7 +206,8 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Draft | None:
         turn.log("task_exhaust", name=name)
         return _escalate(turn, cfg.on_failure.on_exhaust)
     for slot in cfg.on_failure.clear_slots:
-        put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
+        if state.record(slot).status != "declined":  # a decline is terminal
+            put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
     messages.append(render(cfg.on_failure.retry_say, state.variables))
     turn.response.extend(
         prompt.resolve_response(
