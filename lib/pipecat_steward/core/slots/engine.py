@@ -79,11 +79,20 @@ def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
 
 
 def _gate(turn: Turn, _: object) -> Draft | None:
+    """Ask the gate slot until it is settled; its errors and stalls reach escalation too."""
     gate = turn.flow.config.gate_slot
     if gate is None:
         return None
-    if turn.state.record(gate).settled:
+    record = turn.state.record(gate)
+    if record.settled:
         return None
+    if turn.state.slot_errors:  # retries count while the gate is open, up to their exhaust
+        return exits.slot_errors(turn, None)
+    steer = turn.flow.config.steer_back
+    stalled = turn.user_text and turn.state.steer_back_turns >= steer.escalate_after
+    if record.status == "declined" or stalled:
+        turn.log("gate_exhaust", slot=gate, status=record.status)
+        return exits.escalate(turn, steer.on_exhaust)
     if turn.user_text and not turn.state.gate_user_text:
         turn.state.gate_user_text = turn.user_text
     return turn.llm_action(None, turn.ask_directive((gate,)), phase="gate")

@@ -29,6 +29,7 @@ from pipecat_steward.core.variables import JsonValue
 __all__ = [
     "check_completion",
     "declined_inputs",
+    "escalate",
     "post_executor",
     "promote_complete_groups",
     "re_defer",
@@ -59,6 +60,11 @@ def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = 
     calls = then_call(exhaust.then, values)
     state.status = "escalated"
     return turn.preempt_action(None, message, calls=calls, force=True)
+
+
+def escalate(turn: Turn, exhaust: OnExhaust) -> Draft:
+    """End the conversation through ``exhaust``: say its message, make its call, escalate."""
+    return _escalate(turn, exhaust)
 
 
 def declined_inputs(turn: Turn, _: object) -> Draft | None:
