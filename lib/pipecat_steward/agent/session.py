@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
+from pipecat_steward.agent.arguments import (
+    ToolParams,
+    argument_problem,
+    function_params,
+    setter_params,
+    steward_params,
+)
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import Agent
@@ -36,11 +44,16 @@ from pipecat_steward.core.slots import (
     route_executor,
     step,
 )
+from pipecat_steward.core.slots.action import DebugEntry
 from pipecat_steward.core.slots.prefill import event_values
-from pipecat_steward.core.state import SessionState
+from pipecat_steward.core.slots.validate import STEWARD_TOOLS
+from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 
 __all__ = ["Judge", "StewardSession"]
+
+_log = logging.getLogger(__name__)
+_CONTAINED = ("tool_exception", "bad_result")
 
 Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
 """Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
@@ -82,6 +95,7 @@ class StewardSession:
         self.last_action: Action | None = None
         self.judge = judge
         self.gate_timeout_s = gate_timeout_s
+        self._params: dict[str, ToolParams] = {}
         self.supervisor = (
             Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
         )
@@ -183,6 +197,7 @@ class StewardSession:
         return True
 
     async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one of the agent's functions (sync or async); whatever it raises is contained."""
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
@@ -191,8 +206,46 @@ class StewardSession:
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
-            return {"error": True, "error_code": type(exc).__name__}
-        return dict(result)
+            _log.exception("tool %s raised; the call takes its failure path", name)
+            result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
+        if not isinstance(result, Mapping):
+            _log.error("tool %s returned %s, not a mapping", name, type(result).__name__)
+            result = {"error": True, "error_code": "bad_result", "tool": name}
+        out = dict(cast(Mapping[str, Any], result))
+        self._note_failure(name, out)
+        return out
+
+    def _note_failure(self, name: str, result: Mapping[str, Any]) -> None:
+        """Put a contained exception or bad result into the turn's trace events."""
+        code = result.get("error_code")
+        if result.get("error") and code in _CONTAINED:
+            data = {"tool": name, "code": code, "exception": result.get("exception")}
+            self.turn.events.append(DebugEntry("tool_exception", self.state.invocation, data))
+
+    def params(self, name: str) -> ToolParams | None:
+        """What tool ``name`` takes (None for a name the agent does not know)."""
+        if name not in self._params:
+            flow, tools = self.agent.flow, self.agent.tools
+            if name in flow.setters:
+                self._params[name] = setter_params(flow, name, tools.get(name))
+            elif name in STEWARD_TOOLS:
+                self._params[name] = steward_params(flow)[name]
+            elif name in tools:
+                self._params[name] = function_params(tools[name])
+            else:
+                return None
+        return self._params[name]
+
+    def _argument_problem(self, name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The informative result for arguments that do not fit the tool; a setter's slot counts an error."""
+        params = self.params(name)
+        problem = argument_problem(name, params, args) if params is not None else None
+        if problem is not None and name in self.agent.flow.setters:
+            state = self.state.copy()
+            slot = self.agent.flow.setters[name][0][1]
+            state.slot_errors.append(SlotError(slot, "bad_arguments"))
+            self.state = state
+        return problem
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
         """Route a steward tool the model called; a tool not visible now is refused."""
@@ -200,6 +253,8 @@ class StewardSession:
         if name not in visible:
             reply = {"error": True, "error_code": "not_available", "directive": self._directive()}
             call = Call(name, dict(args), "refused", reply)
+        elif (problem := self._argument_problem(name, args)) is not None:
+            call = Call(name, dict(args), "error", self._ride(problem))
         else:
             routed = dispatch(
                 self.agent.flow,
@@ -212,6 +267,7 @@ class StewardSession:
             )
             self.state = routed.state
             self._sync()
+            self._note_failure(name, routed.reply)
             call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
         self.turn.llm_calls.append(call)
         return call
@@ -220,8 +276,11 @@ class StewardSession:
         self, name: str, args: Mapping[str, Any], call_id: str | None = None
     ) -> Call:
         """Run one of the agent's own tools the model called, through the procedure gate."""
-        decision = await self._gate(name)
-        if isinstance(decision, Veto):
+        problem = self._argument_problem(name, args)
+        decision = await self._gate(name) if problem is None else None
+        if problem is not None:
+            call = Call(name, dict(args), "error", self._ride(problem))
+        elif isinstance(decision, Veto):
             call = Call(name, dict(args), "refused", decision.result())
         else:
             result = await self._invoke(name, args)

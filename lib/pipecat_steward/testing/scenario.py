@@ -6,6 +6,7 @@ both build on it. The format is documented in ``docs/scenarios.md``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -100,10 +101,21 @@ def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]])
 
 
 def _replayer(name: str, results: list[dict[str, Any]]) -> ToolFn:
-    def tool(**_: Any) -> dict[str, Any]:
+    """Replay ``results`` one per call (the last one repeats).
+
+    Two entries script misbehaving user code instead of a result: ``{raise: "text"}`` raises
+    ``RuntimeError("text")`` and ``{hang: true}`` never returns (an awaitable that waits forever).
+    """
+
+    def tool(**_: Any) -> Any:
         if not results:
             raise RuntimeError(f"scenario backend for {name!r} has no more results")
-        return results.pop(0) if len(results) > 1 else dict(results[0])
+        result = results.pop(0) if len(results) > 1 else dict(results[0])
+        if "raise" in result:
+            raise RuntimeError(str(result["raise"]))
+        if result.get("hang"):
+            return asyncio.Event().wait()
+        return result
 
     return tool
 
@@ -273,7 +285,8 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
     Keys: ``bot`` (substrings that must appear in what the bot said, in order), ``bot_source``
     (the sources of the utterances), ``status``, ``phase``, ``asks``, ``fired`` (tool names),
     ``llm_calls`` (``name:outcome``), ``slots`` (name → status, or ``{status, value}``),
-    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start).
+    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start),
+    ``events`` (debug-entry tags that must appear this turn).
     """
     said = " ".join(b["text"] for b in trace["bot"])
     problems: list[str] = []
@@ -297,6 +310,9 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
                 for k, v in want.items()
                 if steps.get(k) != v
             ]
+        elif key == "events":
+            tags = {e["tag"] for e in trace["events"]}
+            problems += [f"no {t!r} event this turn" for t in want if t not in tags]
         elif key in ("visible", "hidden"):
             wrong = [t for t in want if (t in trace["visible_tools"]) != (key == "visible")]
             problems += [f"{t} should be {key}" for t in wrong]
