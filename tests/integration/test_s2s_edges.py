@@ -17,13 +17,15 @@ from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 # What the S2S path must agree on (its bot text is the model's rendering of the steer).
-KEYS = ("llm_calls", "fired", "slots", "status", "phase", "visible", "hidden")
+KEYS = ("llm_calls", "fired", "slots", "status", "phase", "visible", "hidden", "events")
 
 
 SCENARIOS = [
     "bella_notte/whitespace_utterances",
     "bella_notte/event_prefill_caller_wins",
     "bella_notte/event_prefill_typed",
+    "bella_notte/bad_tool_arguments",
+    "bella_notte/tool_exceptions",
 ]
 
 

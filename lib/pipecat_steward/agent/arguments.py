@@ -81,7 +81,9 @@ def steward_params(flow: CompiledFlow) -> dict[str, ToolParams]:
     }
 
 
-def argument_problem(name: str, params: ToolParams, args: Mapping[str, Any]) -> dict[str, Any] | None:
+def argument_problem(
+    name: str, params: ToolParams, args: Mapping[str, Any]
+) -> dict[str, Any] | None:
     """The tool result for a call whose argument names do not fit ``params`` (None when they do).
 
     Only names are checked: values are the validator's to judge (it answers with its own
