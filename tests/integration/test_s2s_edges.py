@@ -26,6 +26,7 @@ SCENARIOS = [
     "bella_notte/event_prefill_typed",
     "bella_notte/bad_tool_arguments",
     "bella_notte/tool_exceptions",
+    "bella_notte/executor_timeout",
 ]
 
 

@@ -113,3 +113,36 @@ async def test_an_agent_tool_with_wrong_names_never_runs() -> None:
     call = await session.agent_tool_call(name, {"no_such_argument": 1})
     assert call.outcome == "error"
     assert call.result["unexpected"] == ["no_such_argument"]
+
+
+async def test_a_slow_executor_takes_its_failure_path_at_the_deadline_and_its_late_result_is_dropped() -> None:
+    import asyncio
+
+    from pipecat_steward.core.slots import ToolCall
+
+    finished: list[bool] = []
+
+    async def slow(**_: Any) -> dict[str, Any]:
+        await asyncio.sleep(0.4)
+        finished.append(True)
+        return {"success": True, "available_times": "18:00"}
+
+    session = _bella(find_available_times=slow)
+    session.task_timeout_s = 0.05
+    call = ToolCall("find_available_times", {"party_size": 4, "preferred_date": "2026-07-17"},
+                    "executor", "FindAvailableTimes")  # fmt: skip
+    done = await session.run_call(call)
+    assert done.outcome == "error" and done.result["error_code"] == "timeout"
+    assert [e.tag for e in session.turn.events][-1] == "tool_timeout"
+    action = session.decide("")
+    assert action.preempt and "fully booked" in action.message  # the retry message, this turn
+    await asyncio.sleep(0.5)
+    assert finished == [] and "available_times" not in session.state.variables
+
+
+def test_every_task_has_a_deadline_by_default() -> None:
+    from pipecat_steward.core.slots.config import TaskConfig
+
+    assert TaskConfig(name="T", tool="t").timeout_s == 10.0
+    with pytest.raises(ValueError, match="timeout_s"):
+        TaskConfig(name="T", tool="t", timeout_s=0)

@@ -53,7 +53,7 @@ from pipecat_steward.core.variables import coerce
 __all__ = ["Judge", "StewardSession"]
 
 _log = logging.getLogger(__name__)
-_CONTAINED = ("tool_exception", "bad_result")
+_CONTAINED = ("tool_exception", "bad_result", "timeout")
 
 Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
 """Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
@@ -80,6 +80,7 @@ class StewardSession:
         judge: Judge | None = None,
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
+        task_timeout_s: float | None = None,
     ) -> None:
         self.agent = agent
         self.checkpointer = checkpointer
@@ -95,6 +96,7 @@ class StewardSession:
         self.last_action: Action | None = None
         self.judge = judge
         self.gate_timeout_s = gate_timeout_s
+        self.task_timeout_s = task_timeout_s
         self._params: dict[str, ToolParams] = {}
         self.supervisor = (
             Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
@@ -147,7 +149,7 @@ class StewardSession:
             self.state = routed.state
             done = Call(call.name, {}, "ok" if routed.ok else "error", routed.reply)
         elif call.kind == "executor":
-            result = await self._invoke(call.name, call.args)
+            result = await self._invoke(call.name, call.args, self._deadline(call))
             routed = route_executor(self.agent.flow, self.state, call.name, result)
             self.state = routed.state
             done = Call(call.name, dict(call.args), "ok" if routed.ok else "error", result)
@@ -196,15 +198,32 @@ class StewardSession:
         self.load_payload(data)
         return True
 
-    async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one of the agent's functions (sync or async); whatever it raises is contained."""
+    def _deadline(self, call: ToolCall) -> float | None:
+        """The task's execution deadline (the session's override first)."""
+        if self.task_timeout_s is not None:
+            return self.task_timeout_s
+        task = self.agent.flow.task.get(call.task or "")
+        return task.config.timeout_s if task is not None else None
+
+    async def _invoke(
+        self, name: str, args: Mapping[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Run one of the agent's functions (sync or async); whatever it raises is contained.
+
+        An awaitable result is cut off after ``timeout`` seconds and answered as a ``timeout``
+        error; its late result is dropped. (A synchronous function cannot be interrupted: make
+        slow backends ``async``.)
+        """
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
         try:
             result = fn(**args)
             if inspect.isawaitable(result):
-                result = await result
+                result = await asyncio.wait_for(_awaited(result), timeout)
+        except TimeoutError:
+            _log.warning("tool %s gave no result within %ss; it takes its failure path", name, timeout)
+            result = {"error": True, "error_code": "timeout", "timeout_s": timeout}
         except Exception as exc:
             _log.exception("tool %s raised; the call takes its failure path", name)
             result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
@@ -220,7 +239,8 @@ class StewardSession:
         code = result.get("error_code")
         if result.get("error") and code in _CONTAINED:
             data = {"tool": name, "code": code, "exception": result.get("exception")}
-            self.turn.events.append(DebugEntry("tool_exception", self.state.invocation, data))
+            tag = "tool_timeout" if code == "timeout" else "tool_exception"
+            self.turn.events.append(DebugEntry(tag, self.state.invocation, data))
 
     def params(self, name: str) -> ToolParams | None:
         """What tool ``name`` takes (None for a name the agent does not know)."""
@@ -389,3 +409,7 @@ class StewardSession:
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
         self.turn.bot.append(BotUtterance(text, source))
+
+
+async def _awaited(result: Awaitable[Any]) -> Any:
+    return await result

@@ -51,6 +51,7 @@ class Steward:
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
         clock: Callable[[], str] | None = None,
+        task_timeout_s: float | None = None,
     ) -> None:
         self.agent = agent
         options: dict[str, Any] = dict(
@@ -61,6 +62,7 @@ class Steward:
             judge=judge,
             gate_timeout_s=gate_timeout_s,
             checkpointer=checkpointer,
+            task_timeout_s=task_timeout_s,
         )
         if "intents" in agent.raw:
             self.session: StewardSession = TransactionSession(agent, clock=clock, **options)

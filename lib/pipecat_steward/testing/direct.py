@@ -84,6 +84,7 @@ def _session(
         event_data=scenario.event_data,
         channel=scenario.channel,
         gate_timeout_s=scenario.gate_timeout_s,
+        task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
     )
     if "intents" in agent.raw:

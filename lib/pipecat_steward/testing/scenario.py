@@ -84,6 +84,7 @@ class Scenario(_Model):
     event_data: dict[str, Any] = Field(default_factory=lambda: {})
     backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
     gate_timeout_s: float | None = None
+    task_timeout_s: float | None = None
     turns: list[ScenarioTurn]
 
 

@@ -96,6 +96,7 @@ async def run_scenario(
         event_data=scenario.event_data,
         channel=scenario.channel,
         gate_timeout_s=scenario.gate_timeout_s,
+        task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
         clock=clock,
     )

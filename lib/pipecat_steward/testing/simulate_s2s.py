@@ -171,7 +171,11 @@ async def run_scenario_s2s(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
     )
     rng = random.Random(scenario.seed)
-    options = {"event_data": scenario.event_data, "channel": scenario.channel}
+    options = {
+        "event_data": scenario.event_data,
+        "channel": scenario.channel,
+        "task_timeout_s": scenario.task_timeout_s,
+    }
     traces: list[dict[str, Any]] = []
     async with realtime_run(loaded, rng=rng, **options) as run:
         for number, turn in enumerate(scenario.turns, 1):

@@ -155,6 +155,8 @@ class TaskConfig(_Model):
     condition: str | None = None
     on_failure: OnFailure = Field(default_factory=OnFailure)
     on_input_declined: OnInputDeclined = Field(default_factory=OnInputDeclined)
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Deadline of one execution; on expiry the task takes its failure path (late result ignored)."""
 
 
 class SteerBackConfig(_Model):
