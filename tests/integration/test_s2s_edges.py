@@ -17,7 +17,7 @@ from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 # What the S2S path must agree on (its bot text is the model's rendering of the steer).
-KEYS = ("llm_calls", "fired", "slots", "status", "phase", "visible", "hidden", "events")
+KEYS = ("llm_calls", "fired", "slots", "status", "phase", "visible", "hidden", "events", "ended")
 
 
 SCENARIOS = [
@@ -27,6 +27,9 @@ SCENARIOS = [
     "bella_notte/bad_tool_arguments",
     "bella_notte/tool_exceptions",
     "bella_notte/executor_timeout",
+    "bella_notte/declined_date_hands_over",
+    "bella_notte/steer_back",
+    "lead_capture/stall_escape",
 ]
 
 

@@ -9,6 +9,7 @@ the model calls a steward tool. It records a trace of turns (``TurnRecord`` as t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import random
@@ -24,6 +25,7 @@ from pipecat_steward.agent.arguments import (
 )
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
+from pipecat_steward.agent.handover import Handover, HandoverCallback, HandoverKind, exit_parts
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
 from pipecat_steward.agent.records import BotUtterance, Call, Source, TurnRecord
@@ -45,7 +47,9 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.slots.action import DebugEntry
+from pipecat_steward.core.slots.exits import then_call
 from pipecat_steward.core.slots.prefill import event_values
+from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.slots.validate import STEWARD_TOOLS
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
@@ -81,6 +85,7 @@ class StewardSession:
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
         task_timeout_s: float | None = None,
+        on_handover: HandoverCallback | None = None,
     ) -> None:
         self.agent = agent
         self.checkpointer = checkpointer
@@ -97,6 +102,10 @@ class StewardSession:
         self.judge = judge
         self.gate_timeout_s = gate_timeout_s
         self.task_timeout_s = task_timeout_s
+        self.on_handover = on_handover
+        self.ending = False
+        self.ended = False
+        self._handovers: list[Handover] = []
         self._params: dict[str, ToolParams] = {}
         self.supervisor = (
             Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
@@ -135,8 +144,12 @@ class StewardSession:
             result.action, self.turn.user if not speculative else user_text
         )
         if not speculative:
+            escalated = result.state.status == "escalated" != self.state.status
             self.state = result.state
             self._sync()
+            if escalated:
+                explicit = any(c.kind == "then" for c in action.calls)
+                self._handover("escalation", action.message, {}, explicit)
             self.last_action = action
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
@@ -401,7 +414,54 @@ class StewardSession:
             parts += [dict(p) for p in self.state.pending_payloads]
             self.state.pending_payloads = []
         self.turn.payloads.extend(parts)
+        transfers, end = exit_parts(parts)
+        for part in transfers:
+            self._handover("transfer", action.message, part, False)
+        if end and not self.ending:
+            self.ending = True
+            self.turn.events.append(DebugEntry("end_session", self.state.invocation, {}))
         return parts
+
+    def _handover(self, kind: HandoverKind, message: str, details: Mapping[str, Any], explicit: bool) -> None:
+        summary = summary_of(self.agent.flow, self.state)
+        self._handovers.append(Handover(kind, message, summary, dict(details), explicit))
+
+    async def run_exits(self) -> None:
+        """Carry out the hand-overs of this inference: the flow's hand-over tool, then the app's callback."""
+        handovers, self._handovers = self._handovers, []
+        for handover in handovers:
+            data: dict[str, Any] = {"kind": handover.kind}
+            if not handover.tool_called and self._handover_tool() is not None:
+                data["tool"] = await self._call_handover_tool(handover)
+                handover = dataclasses.replace(handover, tool_called=True)
+            if self.on_handover is not None:
+                data["callback"] = await self._notify(handover)
+            self.turn.events.append(DebugEntry("handover", self.state.invocation, data))
+
+    def _handover_tool(self) -> ToolCall | None:
+        then = self.agent.flow.config.handover
+        values = {**self.state.variables, "summary": summary_of(self.agent.flow, self.state)}
+        calls = then_call(then, values)
+        return calls[0] if calls else None
+
+    async def _call_handover_tool(self, handover: Handover) -> str:
+        call = self._handover_tool()
+        assert call is not None
+        args = {**call.args, **({k: v for k, v in handover.details.items() if k != "type"})}
+        result = await self._invoke(call.name, args)
+        self.turn.fired.append(Call(call.name, args, "error" if result.get("error") else "ok", result))
+        return call.name
+
+    async def _notify(self, handover: Handover) -> str:
+        assert self.on_handover is not None
+        try:
+            result = self.on_handover(handover)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            _log.exception("on_handover raised; the hand-over is traced as failed")
+            return f"error: {type(exc).__name__}"
+        return "ok"
 
     def _directive(self) -> str:
         return self.last_action.directive if self.last_action else ""

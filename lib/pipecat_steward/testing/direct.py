@@ -75,6 +75,9 @@ class _DirectHost:
     def record(self, call: ToolCall, done: Call) -> None:
         return None
 
+    async def end(self) -> None:
+        return None  # the session records that it ended; there is no call to hang up
+
 
 def _session(
     agent: Agent, scenario: Scenario, checkpointer: Checkpointer | None, clock: TurnClock

@@ -215,6 +215,7 @@ def trace_turn(
             if r.status != "empty"
         },
         "status": state.status,
+        "ended": session.ended,
         "payloads": list(record.payloads),
         "gate": list(record.gates),
         "transaction": _transaction(session),

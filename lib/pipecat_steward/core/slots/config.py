@@ -186,4 +186,7 @@ class FlowConfig(_Model):
     gate_slot: str | None = None
     ask_together: list[list[str]] = Field(default_factory=lambda: [])
     stall_escape_after: int | None = Field(default=None, ge=1)
+    handover: str | ThenCall | None = None
+    """The hand-over tool: called on an escalation whose exit names no ``then`` of its own, and
+    on a ``transfer`` response part (args may hold ``{slot}`` and ``{summary}``)."""
     stall_escape_say: str = "Let me hand you to a colleague with what we have so far: {summary}."

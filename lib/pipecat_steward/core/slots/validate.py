@@ -272,6 +272,7 @@ def _template_texts(flow: FlowConfig) -> Iterator[tuple[str, str]]:
         yield f"tasks[{i}].on_failure.retry_say", task.on_failure.retry_say
         yield from _exhaust_texts(f"tasks[{i}].on_failure.on_exhaust", task.on_failure.on_exhaust)
     yield from _exhaust_texts("steer_back.on_exhaust", flow.steer_back.on_exhaust)
+    yield from _exhaust_texts("handover", OnExhaust(then=flow.handover))
 
 
 def _exhaust_texts(path: str, exhaust: OnExhaust) -> Iterator[tuple[str, str]]:
