@@ -11,6 +11,8 @@ import asyncio
 import random
 from pathlib import Path
 
+import pytest
+
 from pipecat_steward.agent.handover import Handover
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.steward import Steward
@@ -20,7 +22,8 @@ from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
 from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
 from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
 
-BELLA = Path(__file__).resolve().parents[2] / "bots" / "bella_notte"
+ROOT = Path(__file__).resolve().parents[2]
+BELLA = ROOT / "bots" / "bella_notte"
 GOODBYE = "Please call us at 555-0100"
 
 
@@ -81,3 +84,16 @@ async def test_s2s_ends_after_the_goodbye_and_hands_over() -> None:
     assert traces[-1]["ended"] and traces[-1]["status"] == "escalated"
     tags = {e["tag"] for e in traces[-1]["events"]}
     assert {"end_session", "handover"} <= tags
+
+
+def test_the_readme_hand_over_example_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Hand-overs and hanging up", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    out = capsys.readouterr().out
+    assert "hand-over (escalation)" in out
+    assert "pass you to a colleague" in out
