@@ -67,7 +67,10 @@ def setter_params(flow: CompiledFlow, name: str, fn: Callable[..., Any] | None) 
             "type": _VAR_TYPES.get(slot.config.type or "", "string"),
             "description": slot.config.hint or slot.label.replace("_", " "),
         }
-    return ToolParams(props, () if multi else tuple(props))
+    if multi:
+        return ToolParams(props, ())
+    # The pass-through validator of one slot stores the call's only value, whatever its name.
+    return ToolParams(props, (), open=True)
 
 
 def steward_params(flow: CompiledFlow) -> dict[str, ToolParams]:
