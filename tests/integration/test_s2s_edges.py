@@ -30,6 +30,8 @@ SCENARIOS = [
     "bella_notte/declined_date_hands_over",
     "bella_notte/steer_back",
     "lead_capture/stall_escape",
+    "bella_notte/deflect_twice",
+    "bella_notte/deflect_name_twice",
 ]
 
 

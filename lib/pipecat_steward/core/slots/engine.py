@@ -25,6 +25,7 @@ from pipecat_steward.core.slots.dag import (
     Fire,
     is_active,
 )
+from pipecat_steward.core.slots.deflect import DEFLECTIONS_TO_DECLINE, is_deflection
 from pipecat_steward.core.slots.merge import put
 from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.slots.routing import fill_slots
@@ -186,6 +187,24 @@ def _auto_confirm(turn: Turn, _: object) -> Draft | None:
     return None
 
 
+def _deflected(turn: Turn, _: object) -> None:
+    """A caller who evades the same question twice has declined it (seed 003)."""
+    state = turn.state
+    if not (turn.user_text and state.last_asks and is_deflection(turn.user_text)):
+        return None
+    for name in state.last_asks:
+        slot = turn.flow.slot.get(name)
+        if slot is None or not slot.is_user or state.record(name).status != "empty":
+            continue
+        count = state.deflections.get(name, 0) + 1
+        state.deflections = {**state.deflections, name: count}
+        turn.log("deflection", slot=name, count=count)
+        if count >= DEFLECTIONS_TO_DECLINE:
+            put(state, name, SlotRecord("declined", None, turn.user_text, "user", state.turn))
+            turn.log("declined_by_deflection", slot=name)
+    return None
+
+
 def _evaluate(turn: Turn) -> Draft:
     decision = turn.announce_cascade()
     if isinstance(decision, Ask) and exits.check_completion(turn):
@@ -267,6 +286,7 @@ def _all_done(turn: Turn, decision: AllDone) -> Draft:
 _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = (
     _prefill,
     _detect_change,
+    _deflected,
     _promote_and_route,
     _gate,
     _deactivate,
