@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipecat_steward.core.slots import CompiledFlow
+from pipecat_steward.core.slots.validate import STEWARD_TOOLS
 
-__all__ = ["ToolParams", "argument_problem", "function_params", "setter_params", "steward_params"]
+__all__ = [
+    "ToolArguments",
+    "ToolParams",
+    "argument_problem",
+    "function_params",
+    "setter_params",
+    "steward_params",
+]
 
 _JSON_TYPES = {int: "integer", float: "number", bool: "boolean", str: "string"}
 _VAR_TYPES = {"integer": "integer", "number": "number", "boolean": "boolean", "list": "array"}
@@ -111,6 +119,33 @@ def argument_problem(
         "message": f"{name} was not run: {problem}. It takes: {expected or 'no arguments'}. "
         "Call it again with those names.",
     }
+
+
+class ToolArguments:
+    """The parameters of every tool one agent offers, derived once per name."""
+
+    def __init__(self, flow: CompiledFlow, tools: Mapping[str, Callable[..., Any]]) -> None:
+        self.flow = flow
+        self.tools = tools
+        self._params: dict[str, ToolParams] = {}
+
+    def params(self, name: str) -> ToolParams | None:
+        """What tool ``name`` takes (None for a name the agent does not know)."""
+        if name not in self._params:
+            if name in self.flow.setters:
+                self._params[name] = setter_params(self.flow, name, self.tools.get(name))
+            elif name in STEWARD_TOOLS:
+                self._params[name] = steward_params(self.flow)[name]
+            elif name in self.tools:
+                self._params[name] = function_params(self.tools[name])
+            else:
+                return None
+        return self._params[name]
+
+    def problem(self, name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The informative tool result for arguments that do not fit ``name`` (None when they do)."""
+        params = self.params(name)
+        return argument_problem(name, params, args) if params is not None else None
 
 
 def _json_type(annotation: Any) -> str:

@@ -10,11 +10,24 @@ the ending their own way.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["Handover", "HandoverCallback", "HandoverKind", "exit_parts"]
+from pipecat_steward.agent.records import Call
+from pipecat_steward.core.slots import ToolCall
+from pipecat_steward.core.slots.exits import then_call
+from pipecat_steward.core.slots.prompt import summary
+
+if TYPE_CHECKING:
+    from pipecat_steward.agent.session import StewardSession
+
+__all__ = ["Handover", "HandoverCallback", "HandoverKind", "exit_parts", "hand_over"]
+
+_log = logging.getLogger(__name__)
 
 HandoverKind = Literal["escalation", "transfer"]
 
@@ -46,3 +59,40 @@ def exit_parts(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]
     """The ``transfer`` parts among delivered response parts, and whether one ends the session."""
     transfers = [p for p in parts if p.get("type") == "transfer"]
     return transfers, any(p.get("type") == "end_session" for p in parts)
+
+
+async def hand_over(session: StewardSession, handover: Handover) -> dict[str, Any]:
+    """Call the flow's hand-over tool (unless an exit tool already ran) and the app's callback.
+
+    Returns:
+        What was done, for the trace: ``{"kind", "tool"?, "callback"?}``.
+    """
+    data: dict[str, Any] = {"kind": handover.kind}
+    call = _handover_call(session)
+    if call is not None and not handover.tool_called:
+        args = {**call.args, **{k: v for k, v in handover.details.items() if k != "type"}}
+        result = await session.invoke(call.name, args)
+        outcome = "error" if result.get("error") else "ok"
+        session.turn.fired.append(Call(call.name, args, outcome, result))
+        data["tool"] = call.name
+        handover = dataclasses.replace(handover, tool_called=True)
+    if session.on_handover is not None:
+        data["callback"] = await _notify(session.on_handover, handover)
+    return data
+
+
+def _handover_call(session: StewardSession) -> ToolCall | None:
+    flow, state = session.agent.flow, session.state
+    calls = then_call(flow.config.handover, {**state.variables, "summary": summary(flow, state)})
+    return calls[0] if calls else None
+
+
+async def _notify(callback: HandoverCallback, handover: Handover) -> str:
+    try:
+        result = callback(handover)
+        if inspect.isawaitable(result):
+            await result
+    except Exception as exc:
+        _log.exception("on_handover raised; the hand-over is traced as failed")
+        return f"error: {type(exc).__name__}"
+    return "ok"

@@ -9,23 +9,22 @@ the model calls a steward tool. It records a trace of turns (``TurnRecord`` as t
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from pipecat_steward.agent.arguments import (
-    ToolParams,
-    argument_problem,
-    function_params,
-    setter_params,
-    steward_params,
-)
+from pipecat_steward.agent.arguments import ToolArguments
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
-from pipecat_steward.agent.handover import Handover, HandoverCallback, HandoverKind, exit_parts
+from pipecat_steward.agent.handover import (
+    Handover,
+    HandoverCallback,
+    HandoverKind,
+    exit_parts,
+    hand_over,
+)
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
 from pipecat_steward.agent.records import BotUtterance, Call, Source, TurnRecord
@@ -47,10 +46,8 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.slots.action import DebugEntry
-from pipecat_steward.core.slots.exits import then_call
 from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.slots.prompt import summary as summary_of
-from pipecat_steward.core.slots.validate import STEWARD_TOOLS
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 
@@ -106,7 +103,7 @@ class StewardSession:
         self.ending = False
         self.ended = False
         self._handovers: list[Handover] = []
-        self._params: dict[str, ToolParams] = {}
+        self.arguments = ToolArguments(agent.flow, agent.tools)
         self.supervisor = (
             Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
         )
@@ -218,6 +215,10 @@ class StewardSession:
         task = self.agent.flow.task.get(call.task or "")
         return task.config.timeout_s if task is not None else None
 
+    async def invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one of the agent's functions with every guard of an engine call (no deadline)."""
+        return await self._invoke(name, args)
+
     async def _invoke(
         self, name: str, args: Mapping[str, Any], timeout: float | None = None
     ) -> dict[str, Any]:
@@ -255,24 +256,9 @@ class StewardSession:
             tag = "tool_timeout" if code == "timeout" else "tool_exception"
             self.turn.events.append(DebugEntry(tag, self.state.invocation, data))
 
-    def params(self, name: str) -> ToolParams | None:
-        """What tool ``name`` takes (None for a name the agent does not know)."""
-        if name not in self._params:
-            flow, tools = self.agent.flow, self.agent.tools
-            if name in flow.setters:
-                self._params[name] = setter_params(flow, name, tools.get(name))
-            elif name in STEWARD_TOOLS:
-                self._params[name] = steward_params(flow)[name]
-            elif name in tools:
-                self._params[name] = function_params(tools[name])
-            else:
-                return None
-        return self._params[name]
-
     def _argument_problem(self, name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """The informative result for arguments that do not fit the tool; a setter's slot counts an error."""
-        params = self.params(name)
-        problem = argument_problem(name, params, args) if params is not None else None
+        problem = self.arguments.problem(name, args)
         if problem is not None and name in self.agent.flow.setters:
             state = self.state.copy()
             slot = self.agent.flow.setters[name][0][1]
@@ -422,46 +408,18 @@ class StewardSession:
             self.turn.events.append(DebugEntry("end_session", self.state.invocation, {}))
         return parts
 
-    def _handover(self, kind: HandoverKind, message: str, details: Mapping[str, Any], explicit: bool) -> None:
+    def _handover(
+        self, kind: HandoverKind, message: str, details: Mapping[str, Any], explicit: bool
+    ) -> None:
         summary = summary_of(self.agent.flow, self.state)
         self._handovers.append(Handover(kind, message, summary, dict(details), explicit))
 
     async def run_exits(self) -> None:
-        """Carry out the hand-overs of this inference: the flow's hand-over tool, then the app's callback."""
+        """Carry out this inference's hand-overs: the flow's hand-over tool, then the app's callback."""
         handovers, self._handovers = self._handovers, []
         for handover in handovers:
-            data: dict[str, Any] = {"kind": handover.kind}
-            if not handover.tool_called and self._handover_tool() is not None:
-                data["tool"] = await self._call_handover_tool(handover)
-                handover = dataclasses.replace(handover, tool_called=True)
-            if self.on_handover is not None:
-                data["callback"] = await self._notify(handover)
+            data = await hand_over(self, handover)
             self.turn.events.append(DebugEntry("handover", self.state.invocation, data))
-
-    def _handover_tool(self) -> ToolCall | None:
-        then = self.agent.flow.config.handover
-        values = {**self.state.variables, "summary": summary_of(self.agent.flow, self.state)}
-        calls = then_call(then, values)
-        return calls[0] if calls else None
-
-    async def _call_handover_tool(self, handover: Handover) -> str:
-        call = self._handover_tool()
-        assert call is not None
-        args = {**call.args, **({k: v for k, v in handover.details.items() if k != "type"})}
-        result = await self._invoke(call.name, args)
-        self.turn.fired.append(Call(call.name, args, "error" if result.get("error") else "ok", result))
-        return call.name
-
-    async def _notify(self, handover: Handover) -> str:
-        assert self.on_handover is not None
-        try:
-            result = self.on_handover(handover)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            _log.exception("on_handover raised; the hand-over is traced as failed")
-            return f"error: {type(exc).__name__}"
-        return "ok"
 
     def _directive(self) -> str:
         return self.last_action.directive if self.last_action else ""
