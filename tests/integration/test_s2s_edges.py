@@ -32,6 +32,7 @@ SCENARIOS = [
     "lead_capture/stall_escape",
     "bella_notte/deflect_twice",
     "bella_notte/deflect_name_twice",
+    "bella_notte/retry_bound_across_corrections",
 ]
 
 
