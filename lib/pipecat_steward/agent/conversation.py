@@ -82,6 +82,9 @@ class _PolicyHost:
     def record(self, call: ToolCall, done: Call) -> None:
         return None
 
+    async def end(self) -> None:
+        return None  # the session records that it ended
+
 
 class Conversation:
     """Drive one session through the engine, synchronously."""

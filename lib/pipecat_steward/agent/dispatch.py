@@ -10,8 +10,9 @@ agent did not write gets a pass-through validator.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pipecat_steward.core.slots import (
     CompiledFlow,
@@ -25,9 +26,10 @@ from pipecat_steward.core.slots import (
 from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState
 
-__all__ = ["ToolFn", "dispatch", "run_validator"]
+__all__ = ["ToolFn", "contained", "dispatch", "run_validator"]
 
 ToolFn = Callable[..., Mapping[str, Any]]
+_log = logging.getLogger(__name__)
 
 
 def run_validator(
@@ -36,11 +38,28 @@ def run_validator(
     """Call the agent's validator for ``setter`` (or the pass-through one)."""
     fn = tools.get(setter)
     if fn is not None:
-        return fn(**args)
+        return contained(setter, lambda: fn(**args))
     members = flow.setters[setter]
     if len(members) == 1 and members[0][0] is None:
         return {"stored": True, "value": next(iter(args.values()), None)}
     return {"stored": True, "values": {k: v for k, v in args.items() if v is not None}}
+
+
+def contained(tool: str, run: Callable[[], Any]) -> Mapping[str, Any]:
+    """Run user code for ``tool``; an exception or a result that is not a mapping is contained.
+
+    The traceback goes to the log; the caller gets an error result (``tool_exception`` with the
+    exception's type, or ``bad_result``) that routes like any validator error.
+    """
+    try:
+        result = run()
+    except Exception as exc:
+        _log.exception("tool %s raised; the call is answered with an error", tool)
+        return {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
+    if not isinstance(result, Mapping):
+        _log.error("tool %s returned %s, not a mapping", tool, type(result).__name__)
+        return {"error": True, "error_code": "bad_result", "tool": tool}
+    return cast(Mapping[str, Any], result)
 
 
 def dispatch(

@@ -41,6 +41,10 @@ class Host(Protocol):
         """Record an engine-run call and its result in the conversation history."""
         ...
 
+    async def end(self) -> None:
+        """End the call once what was said so far has been spoken (an ``end_session`` part)."""
+        ...
+
 
 class Driver:
     """Runs one session's inferences; share one driver between hosts of the same session."""
@@ -53,8 +57,23 @@ class Driver:
     async def inference(
         self, host: Host, user_text: str, *, first_turn: bool, speculative: bool
     ) -> None:
-        """Decide and act for one inference request."""
+        """Decide and act for one inference request, then carry out its hand-overs and ending."""
         await self.settle()
+        await self._cascade(host, user_text, first_turn=first_turn, speculative=speculative)
+        if not speculative:
+            await self.exits(self.session, host)
+
+    @staticmethod
+    async def exits(session: StewardSession, host: Host) -> None:
+        """Run the session's hand-overs; end the call once when an ``end_session`` part was delivered."""
+        await session.run_exits()
+        if session.ending and not session.ended:
+            session.ended = True
+            await host.end()
+
+    async def _cascade(
+        self, host: Host, user_text: str, *, first_turn: bool, speculative: bool
+    ) -> None:
         spoken: list[str] = []
         for _ in range(_MAX_CASCADE):
             action = self.session.decide(user_text, first_turn=first_turn, speculative=speculative)

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from loguru import logger
 
+from pipecat_steward.agent.arguments import ToolArguments
 from pipecat_steward.agent.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
+from pipecat_steward.agent.handover import (
+    Handover,
+    HandoverCallback,
+    HandoverKind,
+    exit_parts,
+    hand_over,
+)
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.agent.quality import answer_questions_first
 from pipecat_steward.agent.records import BotUtterance, Call, Source, TurnRecord
@@ -39,12 +48,18 @@ from pipecat_steward.core.slots import (
     route_executor,
     step,
 )
+from pipecat_steward.core.slots.action import DebugEntry
+from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.slots.prompt import SENTINEL
-from pipecat_steward.core.state import SessionState
+from pipecat_steward.core.slots.prompt import summary as summary_of
+from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 from pipecat_steward.storage.checkpoints import VersionConflict
 
 __all__ = ["CONFLICT_DIRECTIVE", "ConflictListener", "Judge", "StewardSession"]
+
+_log = logging.getLogger(__name__)
+_CONTAINED = ("tool_exception", "bad_result", "timeout")
 
 Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
 """Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
@@ -79,6 +94,8 @@ class StewardSession:
         judge: Judge | None = None,
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
+        task_timeout_s: float | None = None,
+        on_handover: HandoverCallback | None = None,
     ) -> None:
         self.agent = agent
         self.checkpointer = checkpointer
@@ -90,11 +107,18 @@ class StewardSession:
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
+        event_values(agent.flow, self.event_data)  # a value of the wrong type fails here, named
         self.channel = channel
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None
         self.judge = judge
         self.gate_timeout_s = gate_timeout_s
+        self.task_timeout_s = task_timeout_s
+        self.on_handover = on_handover
+        self.ending = False
+        self.ended = False
+        self._handovers: list[Handover] = []
+        self.arguments = ToolArguments(agent.flow, agent.tools)
         self.supervisor = (
             Supervisor(agent.procedures, agent.tool_logic) if agent.procedures else None
         )
@@ -111,7 +135,12 @@ class StewardSession:
     def decide(
         self, user_text: str = "", *, first_turn: bool = False, speculative: bool = False
     ) -> Action:
-        """Run the engine for one inference; a speculative run does not change the state."""
+        """Run the engine for one inference; a speculative run does not change the state.
+
+        The caller's words are recorded as the engine reads them (surrounding whitespace
+        removed); words that are only whitespace start no turn.
+        """
+        user_text = user_text.strip()
         if user_text and not speculative:
             self.turns.append(TurnRecord(user_text))
         if self.conflict is not None:
@@ -129,8 +158,12 @@ class StewardSession:
             result.action, self.turn.user if not speculative else user_text
         )
         if not speculative:
+            escalated = result.state.status == "escalated" != self.state.status
             self.state = result.state
             self._sync()
+            if escalated:
+                explicit = any(c.kind == "then" for c in action.calls)
+                self._handover("escalation", action.message, {}, explicit)
             self.last_action = action
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
@@ -145,7 +178,7 @@ class StewardSession:
             self.state = routed.state
             done = Call(call.name, {}, "ok" if routed.ok else "error", routed.reply)
         elif call.kind == "executor":
-            result = await self._invoke(call.name, call.args)
+            result = await self._invoke(call.name, call.args, self._deadline(call))
             routed = route_executor(self.agent.flow, self.state, call.name, result)
             self.state = routed.state
             done = Call(call.name, dict(call.args), "ok" if routed.ok else "error", result)
@@ -250,20 +283,64 @@ class StewardSession:
             return False
         return True
 
-    async def _invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _deadline(self, call: ToolCall) -> float | None:
+        """The task's execution deadline (the session's override first)."""
+        if self.task_timeout_s is not None:
+            return self.task_timeout_s
+        task = self.agent.flow.task.get(call.task or "")
+        return task.config.timeout_s if task is not None else None
+
+    async def invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one of the agent's functions with every guard of an engine call (no deadline)."""
+        return await self._invoke(name, args)
+
+    async def _invoke(
+        self, name: str, args: Mapping[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Run one of the agent's functions (sync or async); whatever it raises is contained.
+
+        A call is cut off after ``timeout`` seconds and answered as a ``timeout`` error; its
+        late result is dropped. A synchronous function runs in a thread, so a blocking backend
+        never stalls the call's audio (the thread finishes on its own; its result is ignored).
+        """
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
-        try:  # a blocking backend runs in a thread: the call's audio never waits on it
-            if inspect.iscoroutinefunction(fn):
-                result = await fn(**args)
-            else:
-                result = await asyncio.to_thread(fn, **args)
+        try:
+            running = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
+            result = await asyncio.wait_for(_awaited(running), timeout)
             if inspect.isawaitable(result):
-                result = await result
+                result = await asyncio.wait_for(_awaited(result), timeout)
+        except TimeoutError:
+            _log.warning("tool %s gave no result within %ss; it takes its failure path", name, timeout)
+            result = {"error": True, "error_code": "timeout", "timeout_s": timeout}
         except Exception as exc:
-            return {"error": True, "error_code": type(exc).__name__}
-        return dict(result)
+            _log.exception("tool %s raised; the call takes its failure path", name)
+            result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
+        if not isinstance(result, Mapping):
+            _log.error("tool %s returned %s, not a mapping", name, type(result).__name__)
+            result = {"error": True, "error_code": "bad_result", "tool": name}
+        out = dict(cast(Mapping[str, Any], result))
+        self._note_failure(name, out)
+        return out
+
+    def _note_failure(self, name: str, result: Mapping[str, Any]) -> None:
+        """Put a contained exception or bad result into the turn's trace events."""
+        code = result.get("error_code")
+        if result.get("error") and code in _CONTAINED:
+            data = {"tool": name, "code": code, "exception": result.get("exception")}
+            tag = "tool_timeout" if code == "timeout" else "tool_exception"
+            self.turn.events.append(DebugEntry(tag, self.state.invocation, data))
+
+    def _argument_problem(self, name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The informative result for arguments that do not fit the tool; a setter's slot counts an error."""
+        problem = self.arguments.problem(name, args)
+        if problem is not None and name in self.agent.flow.setters:
+            state = self.state.copy()
+            slot = self.agent.flow.setters[name][0][1]
+            state.slot_errors.append(SlotError(slot, "bad_arguments"))
+            self.state = state
+        return problem
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
         """Route a steward tool the model called; a tool not visible now is refused."""
@@ -273,6 +350,8 @@ class StewardSession:
         if name not in visible:
             reply = {"error": True, "error_code": "not_available", "directive": self._directive()}
             call = Call(name, dict(args), "refused", reply)
+        elif (problem := self._argument_problem(name, args)) is not None:
+            call = Call(name, dict(args), "error", self._ride(problem))
         else:
             routed = dispatch(
                 self.agent.flow,
@@ -285,6 +364,7 @@ class StewardSession:
             )
             self.state = routed.state
             self._sync()
+            self._note_failure(name, routed.reply)
             call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
         self.turn.llm_calls.append(call)
         return call
@@ -295,8 +375,11 @@ class StewardSession:
         """Run one of the agent's own tools the model called, through the procedure gate."""
         if self.conflict is not None:
             return self._refuse_stale(name, args, self.turn.llm_calls)
-        decision = await self._gate(name)
-        if isinstance(decision, Veto):
+        problem = self._argument_problem(name, args)
+        decision = await self._gate(name) if problem is None else None
+        if problem is not None:
+            call = Call(name, dict(args), "error", self._ride(problem))
+        elif isinstance(decision, Veto):
             call = Call(name, dict(args), "refused", decision.result())
         else:
             result = await self._invoke(name, args)
@@ -397,7 +480,26 @@ class StewardSession:
             parts += [dict(p) for p in self.state.pending_payloads]
             self.state.pending_payloads = []
         self.turn.payloads.extend(parts)
+        transfers, end = exit_parts(parts)
+        for part in transfers:
+            self._handover("transfer", action.message, part, False)
+        if end and not self.ending:
+            self.ending = True
+            self.turn.events.append(DebugEntry("end_session", self.state.invocation, {}))
         return parts
+
+    def _handover(
+        self, kind: HandoverKind, message: str, details: Mapping[str, Any], explicit: bool
+    ) -> None:
+        summary = summary_of(self.agent.flow, self.state)
+        self._handovers.append(Handover(kind, message, summary, dict(details), explicit))
+
+    async def run_exits(self) -> None:
+        """Carry out this inference's hand-overs: the flow's hand-over tool, then the app's callback."""
+        handovers, self._handovers = self._handovers, []
+        for handover in handovers:
+            data = await hand_over(self, handover)
+            self.turn.events.append(DebugEntry("handover", self.state.invocation, data))
 
     def _directive(self) -> str:
         return self.last_action.directive if self.last_action else ""
@@ -405,3 +507,7 @@ class StewardSession:
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
         self.turn.bot.append(BotUtterance(text, source))
+
+
+async def _awaited(result: Awaitable[Any]) -> Any:
+    return await result

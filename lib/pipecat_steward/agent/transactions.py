@@ -146,6 +146,7 @@ class TransactionSession(StewardSession):
             return super().decide(user_text, first_turn=first_turn, speculative=speculative)
         if speculative:
             return self._llm(self._directive_text())
+        user_text = user_text.strip()
         if user_text:
             action = self._caller_turn(user_text)
         elif self._calls:

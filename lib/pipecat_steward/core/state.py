@@ -94,6 +94,9 @@ class SessionState:
         pending_turn: The turn at which the current pending values were read back first.
         promoted: Slots promoted from deferred to pending for a grouped readback.
         fresh_deferred: Slots routed to deferred during the last routing.
+        prefilled: Slots event data has been offered to (pre-fill happens once per slot).
+        last_asks: The slots the last reply to the caller asked for.
+        deflections: Per slot, caller turns that evaded its question.
         gate_user_text: The caller's words captured while a gate slot was open.
         gate_text_delivered: Whether the captured gate text has been handed to the LLM.
         pending_payloads: Rich response parts stashed for delivery with the next LLM reply.
@@ -122,6 +125,9 @@ class SessionState:
     pending_turn: int = 0
     promoted: list[str] = field(default_factory=lambda: [])
     fresh_deferred: list[str] = field(default_factory=lambda: [])
+    prefilled: list[str] = field(default_factory=lambda: [])
+    last_asks: list[str] = field(default_factory=lambda: [])
+    deflections: dict[str, int] = field(default_factory=lambda: {})
     gate_user_text: str = ""
     gate_text_delivered: bool = False
     pending_payloads: list[dict[str, JsonValue]] = field(default_factory=lambda: [])
@@ -165,6 +171,9 @@ class SessionState:
         new.pending_turn = self.pending_turn
         new.promoted = self.promoted.copy()
         new.fresh_deferred = self.fresh_deferred.copy()
+        new.prefilled = self.prefilled.copy()
+        new.last_asks = self.last_asks.copy()
+        new.deflections = self.deflections.copy()
         new.gate_user_text = self.gate_user_text
         new.gate_text_delivered = self.gate_text_delivered
         new.pending_payloads = self.pending_payloads.copy()
@@ -218,6 +227,9 @@ _COPIED = (
     "pending_turn",
     "promoted",
     "fresh_deferred",
+    "prefilled",
+    "last_asks",
+    "deflections",
     "gate_user_text",
     "gate_text_delivered",
     "pending_payloads",

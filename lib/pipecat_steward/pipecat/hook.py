@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat.frames.frames import Frame, LLMContextFrame
+from pipecat.frames.frames import EndWorkerFrame, Frame, LLMContextFrame
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
@@ -127,6 +127,10 @@ class StewardHook:
         if parts:
             frame = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})
             await self.llm.push_frame(frame, FrameDirection.DOWNSTREAM)
+
+    async def end(self) -> None:
+        """End the pipeline after the reply: an ``EndWorkerFrame`` behind the spoken frames."""
+        await self.llm.push_frame(EndWorkerFrame(reason="end_session"), FrameDirection.DOWNSTREAM)
 
     def record(self, call: ToolCall, done: Call) -> None:
         """Write the engine-run call and its result into the context as one pair."""

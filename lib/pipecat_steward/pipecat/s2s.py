@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
-from pipecat.frames.frames import LLMUpdateSettingsFrame
+from pipecat.frames.frames import EndWorkerFrame, LLMUpdateSettingsFrame
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
@@ -139,6 +139,7 @@ class StewardS2S(Steward):
         self._lock = asyncio.Lock()
         self._said: list[str] = []
         self._caller_turns = 0
+        self._end_after_reply = False
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> StewardS2S:
@@ -200,6 +201,7 @@ class StewardS2S(Steward):
             outcome = await self._advance(text, first_turn=first)
             await self._update_session(outcome)
             await self._note(outcome.steer)
+            await self._exits()
 
     async def _note(self, steer: Steer) -> None:
         """Deliver a caller turn's steer; a preempt ("say exactly") always asks for a reply."""
@@ -239,6 +241,7 @@ class StewardS2S(Steward):
         else:
             outcome = await self._advance("", first_turn=False)
             await self._update_session(outcome)
+            await self._exits()
             steer = outcome.steer
         self._expect(steer)
         self.steers.append(("result", steer))
@@ -267,6 +270,13 @@ class StewardS2S(Steward):
         if action.message:
             spoken.append(action.message)
         return any(c.kind != "then" for c in action.calls)
+
+    async def _exits(self) -> None:
+        """Run the hand-overs; an ``end_session`` part ends the call after the model's reply."""
+        await self.session.run_exits()
+        if self.session.ending and not self.session.ended:
+            self.session.ended = True
+            self._end_after_reply = True
 
     async def _update_session(self, outcome: _Outcome) -> None:
         """Send the visible tools and the instruction suffix where the service takes them."""
@@ -304,6 +314,9 @@ class StewardS2S(Steward):
             await self.on_caller_turn(event.text.strip())
         elif isinstance(event, AssistantTextComplete) and event.text.strip():
             self._record_bot(" ".join(event.text.split()))
+            if self._end_after_reply:  # the goodbye has been spoken: end the pipeline
+                self._end_after_reply = False
+                await self._llm.queue_frame(EndWorkerFrame(reason="end_session"))
         elif isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary, as in the cascade
 

@@ -24,6 +24,7 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.agent.checkpointing import Checkpointer
+from pipecat_steward.agent.handover import HandoverCallback
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.agent.session import ConflictListener, Judge, StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
@@ -53,6 +54,8 @@ class Steward:
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
         clock: Callable[[], str] | None = None,
+        task_timeout_s: float | None = None,
+        on_handover: HandoverCallback | None = None,
     ) -> None:
         self.agent = agent
         options: dict[str, Any] = dict(
@@ -63,6 +66,8 @@ class Steward:
             judge=judge,
             gate_timeout_s=gate_timeout_s,
             checkpointer=checkpointer,
+            task_timeout_s=task_timeout_s,
+            on_handover=on_handover,
         )
         if "intents" in agent.raw:
             self.session: StewardSession = TransactionSession(agent, clock=clock, **options)

@@ -19,6 +19,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
+from pipecat_steward.agent.arguments import function_params, setter_params, steward_params
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.procedures import describe_tool
@@ -26,8 +27,6 @@ from pipecat_steward.core.slots import CompiledFlow
 
 __all__ = ["StewardTools"]
 
-_JSON_TYPES = {int: "integer", float: "number", bool: "boolean", str: "string"}
-_VAR_TYPES = {"integer": "integer", "number": "number", "boolean": "boolean", "list": "array"}
 
 
 class StewardTools:
@@ -85,23 +84,15 @@ class StewardTools:
 
 
 def _setter_schema(flow: CompiledFlow, name: str, fn: ToolFn | None) -> FunctionSchema:
-    members = flow.setters[name]
-    slots = [flow.slot[s] for _, s in members]
+    params = setter_params(flow, name, fn)
     if fn is not None:
         return _from_function(name, fn)
-    multi = len(members) > 1 or any(field is not None for field, _ in members)
-    props = {
-        (field or slot.name): {
-            "type": _VAR_TYPES.get(slot.config.type or "", "string"),
-            "description": slot.config.hint or slot.label.replace("_", " "),
-        }
-        for (field, _), slot in zip(members, slots, strict=True)
-    }
+    slots = [flow.slot[s] for _, s in flow.setters[name]]
     hints = "; ".join(s.config.hint for s in slots if s.config.hint)
     description = f"Record {', '.join(s.label.replace('_', ' ') for s in slots)}." + (
         f" {hints}." if hints else ""
     )
-    return FunctionSchema(name, description, props, [] if multi else list(props))
+    return FunctionSchema(name, description, dict(params.properties), list(params.required))
 
 
 def _agent_schema(session: StewardSession, name: str) -> FunctionSchema:
@@ -115,46 +106,24 @@ def _agent_schema(session: StewardSession, name: str) -> FunctionSchema:
 
 
 def _from_function(name: str, fn: ToolFn) -> FunctionSchema:
-    signature = inspect.signature(fn)
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    for param in signature.parameters.values():
-        if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
-            continue
-        props[param.name] = {"type": _json_type(param.annotation)}
-        if param.default is inspect.Parameter.empty:
-            required.append(param.name)
-    return FunctionSchema(name, inspect.getdoc(fn) or f"Record {name}.", props, required)
+    params = function_params(fn)
+    description = inspect.getdoc(fn) or f"Record {name}."
+    return FunctionSchema(name, description, dict(params.properties), list(params.required))
 
 
-def _json_type(annotation: Any) -> str:
-    text = str(annotation)
-    for py, json in _JSON_TYPES.items():
-        if annotation is py or text.startswith(py.__name__):
-            return json
-    return "string"
+_STEWARD_DESCRIPTIONS = {
+    "confirm_pending": "Confirm the values that were just read back to the caller.",
+    "reject_pending": "Discard the values that were just read back to the caller.",
+    "correct_slot": "Change an answer the caller gave earlier. `slot` names the answer; `value` is "
+    "the new value, prepared the way that answer's setter expects it.",
+    "decline_slot": "Record that the caller will not give this information. `slot` names it.",
+}
 
 
 def _steward_schemas(flow: CompiledFlow) -> dict[str, FunctionSchema]:
-    slots = {"type": "string", "enum": list(flow.user_slots)}
     return {
-        "confirm_pending": FunctionSchema(
-            "confirm_pending", "Confirm the values that were just read back to the caller.", {}, []
-        ),
-        "reject_pending": FunctionSchema(
-            "reject_pending", "Discard the values that were just read back to the caller.", {}, []
-        ),
-        "correct_slot": FunctionSchema(
-            "correct_slot",
-            "Change an answer the caller gave earlier. `slot` names the answer; `value` is the "
-            "new value, prepared the way that answer's setter expects it.",
-            {"slot": slots, "value": {"type": "string"}},
-            ["slot", "value"],
-        ),
-        "decline_slot": FunctionSchema(
-            "decline_slot",
-            "Record that the caller will not give this information. `slot` names it.",
-            {"slot": slots},
-            ["slot"],
-        ),
+        name: FunctionSchema(
+            name, _STEWARD_DESCRIPTIONS[name], dict(params.properties), list(params.required)
+        )
+        for name, params in steward_params(flow).items()
     }

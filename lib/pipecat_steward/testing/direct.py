@@ -75,6 +75,9 @@ class _DirectHost:
     def record(self, call: ToolCall, done: Call) -> None:
         return None
 
+    async def end(self) -> None:
+        return None  # the session records that it ended; there is no call to hang up
+
 
 def _session(
     agent: Agent, scenario: Scenario, checkpointer: Checkpointer | None, clock: TurnClock
@@ -84,6 +87,7 @@ def _session(
         event_data=scenario.event_data,
         channel=scenario.channel,
         gate_timeout_s=scenario.gate_timeout_s,
+        task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
     )
     if "intents" in agent.raw:
@@ -120,10 +124,11 @@ async def run_scenario_direct(
         before_turn(session, turn)
         host.queue = list(turn.llm)
         first = not any(u for t in session.turns for u in t.bot)
+        since = len(session.turns)
         await driver.inference(host, turn.user, first_turn=first, speculative=False)
         session.turns_done = number
         await session.save()
-        trace = trace_turn(number, session, turn_record(session, turn.user))
+        trace = trace_turn(number, session, turn_record(session, turn.user, since))
         traces.append(trace)
         if on_turn:
             on_turn(trace)

@@ -6,6 +6,7 @@ both build on it. The format is documented in ``docs/scenarios.md``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -84,6 +85,7 @@ class Scenario(_Model):
     event_data: dict[str, Any] = Field(default_factory=lambda: {})
     backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
     gate_timeout_s: float | None = None
+    task_timeout_s: float | None = None
     turns: list[ScenarioTurn]
 
 
@@ -101,10 +103,21 @@ def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]])
 
 
 def _replayer(name: str, results: list[dict[str, Any]]) -> ToolFn:
-    def tool(**_: Any) -> dict[str, Any]:
+    """Replay ``results`` one per call (the last one repeats).
+
+    Two entries script misbehaving user code instead of a result: ``{raise: "text"}`` raises
+    ``RuntimeError("text")`` and ``{hang: true}`` never returns (an awaitable that waits forever).
+    """
+
+    def tool(**_: Any) -> Any:
         if not results:
             raise RuntimeError(f"scenario backend for {name!r} has no more results")
-        return results.pop(0) if len(results) > 1 else dict(results[0])
+        result = results.pop(0) if len(results) > 1 else dict(results[0])
+        if "raise" in result:
+            raise RuntimeError(str(result["raise"]))
+        if result.get("hang"):
+            return asyncio.Event().wait()
+        return result
 
     return tool
 
@@ -142,10 +155,24 @@ def before_turn(session: StewardSession, turn: ScenarioTurn) -> None:
         session.host_write(session.supervisor.verdict(session.state.variables, verdict))
 
 
-def turn_record(session: StewardSession, user: str) -> TurnRecord:
-    """The session's record of the caller turn that said ``user``."""
+def turn_record(session: StewardSession, user: str, since: int | None = None) -> TurnRecord:
+    """The session's record of the caller turn that said ``user``.
+
+    Args:
+        session: The session that played the turn.
+        user: The caller's words as the scenario gives them.
+        since: How many turn records the session held before the turn was played: the turn's
+            record is the newest one after them. Without it the newest record is taken when
+            its words are the caller's (whitespace aside).
+
+    Returns:
+        The turn's record; an empty record (no actions, no calls, nothing said) when the
+        engine never saw the turn.
+    """
     turns = session.turns
-    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+    if since is not None:
+        return turns[-1] if len(turns) > since else TurnRecord(user.strip())
+    return turns[-1] if turns and turns[-1].user == user.strip() else TurnRecord(user.strip())
 
 
 class HasSession(Protocol):
@@ -189,6 +216,7 @@ def trace_turn(
             if r.status != "empty"
         },
         "status": state.status,
+        "ended": session.ended,
         "payloads": list(record.payloads),
         "gate": list(record.gates),
         "transaction": _transaction(session),
@@ -280,7 +308,8 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
     Keys: ``bot`` (substrings that must appear in what the bot said, in order), ``bot_source``
     (the sources of the utterances), ``status``, ``phase``, ``asks``, ``fired`` (tool names),
     ``llm_calls`` (``name:outcome``), ``slots`` (name → status, or ``{status, value}``),
-    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start).
+    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start),
+    ``events`` (debug-entry tags that must appear this turn).
     """
     said = " ".join(b["text"] for b in trace["bot"])
     problems: list[str] = []
@@ -304,6 +333,9 @@ def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> l
                 for k, v in want.items()
                 if steps.get(k) != v
             ]
+        elif key == "events":
+            tags = {e["tag"] for e in trace["events"]}
+            problems += [f"no {t!r} event this turn" for t in want if t not in tags]
         elif key in ("visible", "hidden"):
             wrong = [t for t in want if (t in trace["visible_tools"]) != (key == "visible")]
             problems += [f"{t} should be {key}" for t in wrong]

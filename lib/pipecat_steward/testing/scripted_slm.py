@@ -306,13 +306,14 @@ async def run_scenario_monitored(
                 sc.before_turn(steward.session, setup)
                 model.queue = [scenario_step(i) for i in turn.llm]
                 llm.extend(FunctionStep(model) for _ in range(12 - llm.remaining))
+                since = len(steward.session.turns)
                 await pipeline.say(turn.user)
                 await pipeline.settle()
                 await steward.relay.bus.drain()
                 await monitor.drain()
                 if extractor is not None:
                     await extractor.drain()
-                record = sc.turn_record(steward.session, turn.user)
+                record = sc.turn_record(steward.session, turn.user, since)
                 trace = sc.trace_turn(number, steward.session, record)
                 trace["slm_calls"] = monitor.stats.by_turn.get(number, 0)
                 trace["corrections"] = [c for c in monitor.stats.corrections if c["turn"] == number]

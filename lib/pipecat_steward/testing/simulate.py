@@ -100,6 +100,7 @@ async def run_scenario(
         event_data=scenario.event_data,
         channel=scenario.channel,
         gate_timeout_s=scenario.gate_timeout_s,
+        task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
         clock=clock,
     )
@@ -118,12 +119,13 @@ async def run_scenario(
             model.queue = [scenario_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
             seen = len(llm.inferences)
+            since = len(steward.session.turns)
             await pipeline.say(turn.user)
             await _settle(pipeline, steward)
             _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
-            trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user))
+            trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user, since))
             traces.append(trace)
             if on_turn:
                 on_turn(trace)

@@ -33,6 +33,7 @@ from pipecat_steward.testing.scenario import (
     resume_point,
     scripted_backend,
     trace_turn,
+    turn_record,
 )
 from pipecat_steward.testing.script import Call, Say, Step
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
@@ -127,16 +128,17 @@ class RealtimeRun:
     async def turn(self, user: str, steps: Sequence[Step] = ()) -> TurnRecord:
         """Play one caller turn: the fake hears ``user``; its model makes ``steps`` first."""
         self.model.refill(list(steps))
+        since = len(self.steward.session.turns)
         await self.fake.user_says(user)
-        await self._heard(user)
+        if user.strip():
+            await self._heard(since)
         await _settle(self.pipeline, self.steward, self.fake)
-        turns = self.steward.session.turns
-        return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+        return turn_record(self.steward.session, user, since)
 
-    async def _heard(self, user: str, timeout: float = 5.0) -> None:
+    async def _heard(self, since: int, timeout: float = 5.0) -> None:
         """Wait until the steward took the caller's transcript in (a new turn record)."""
         async with asyncio.timeout(timeout):
-            while not (self.steward.session.turns and self.steward.session.turns[-1].user == user):
+            while len(self.steward.session.turns) <= since:
                 await asyncio.sleep(0.01)
 
 
@@ -176,7 +178,11 @@ async def run_scenario_s2s(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
     )
     rng = random.Random(scenario.seed)
-    options = {"event_data": scenario.event_data, "channel": scenario.channel}
+    options = {
+        "event_data": scenario.event_data,
+        "channel": scenario.channel,
+        "task_timeout_s": scenario.task_timeout_s,
+    }
     traces: list[dict[str, Any]] = []
     async with realtime_run(loaded, rng=rng, checkpointer=checkpointer, **options) as run:
         await run.steward.start()

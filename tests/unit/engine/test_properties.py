@@ -120,7 +120,9 @@ class Checker:
             elif call.kind == "executor":
                 ok = self.results.pop(0) if self.results else True
                 self.state = route_executor(self.flow, self.state, call.name, {"success": ok, "r": 1}).state
-                if not ok:
+                if ok:  # only a success resets the count; corrections in between do not
+                    self.fails.pop(call.task or "", None)
+                else:
                     self.fails[call.task or ""] = self.fails.get(call.task or "", 0) + 1
                     max_retries = self.flow.task[call.task or ""].config.on_failure.max_retries
                     assert self.fails[call.task or ""] <= max_retries, "§9.4 a task fails at most max_retries times"

@@ -158,6 +158,8 @@ class TaskConfig(_Model):
     condition: str | None = None
     on_failure: OnFailure = Field(default_factory=OnFailure)
     on_input_declined: OnInputDeclined = Field(default_factory=OnInputDeclined)
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Deadline of one execution; on expiry the task takes its failure path (late result ignored)."""
 
 
 class SteerBackConfig(_Model):
@@ -187,4 +189,7 @@ class FlowConfig(_Model):
     gate_slot: str | None = None
     ask_together: list[list[str]] = Field(default_factory=lambda: [])
     stall_escape_after: int | None = Field(default=None, ge=1)
+    handover: str | ThenCall | None = None
+    """The hand-over tool: called on an escalation whose exit names no ``then`` of its own, and
+    on a ``transfer`` response part (args may hold ``{slot}`` and ``{summary}``)."""
     stall_escape_say: str = "Let me hand you to a colleague with what we have so far: {summary}."

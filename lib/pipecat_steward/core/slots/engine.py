@@ -25,7 +25,9 @@ from pipecat_steward.core.slots.dag import (
     Fire,
     is_active,
 )
+from pipecat_steward.core.slots.deflect import DEFLECTIONS_TO_DECLINE, is_deflection
 from pipecat_steward.core.slots.merge import put
+from pipecat_steward.core.slots.prefill import event_values
 from pipecat_steward.core.slots.routing import fill_slots
 from pipecat_steward.core.slots.turn import Draft, Turn
 from pipecat_steward.core.state import SessionState, SlotRecord
@@ -78,27 +80,40 @@ def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
 
 
 def _gate(turn: Turn, _: object) -> Draft | None:
+    """Ask the gate slot until it is settled; its errors and stalls reach escalation too."""
     gate = turn.flow.config.gate_slot
     if gate is None:
         return None
-    if turn.state.record(gate).settled:
+    record = turn.state.record(gate)
+    if record.settled:
         return None
+    if turn.state.slot_errors:  # retries count while the gate is open, up to their exhaust
+        return exits.slot_errors(turn, None)
+    steer = turn.flow.config.steer_back
+    stalled = turn.user_text and turn.state.steer_back_turns >= steer.escalate_after
+    if record.status == "declined" or stalled:
+        turn.log("gate_exhaust", slot=gate, status=record.status)
+        return exits.escalate(turn, steer.on_exhaust)
     if turn.user_text and not turn.state.gate_user_text:
         turn.state.gate_user_text = turn.user_text
     return turn.llm_action(None, turn.ask_directive((gate,)), phase="gate")
 
 
 def _prefill(turn: Turn, event_data: Mapping[str, Any] | None) -> None:
+    """Fill event-sourced slots once each; a slot the caller already touched is theirs."""
     if not event_data:
         return
-    values: dict[str, Any] = {}
-    for slot in turn.flow.slots:
-        if "event" in slot.sources:
-            value = event_data.get(slot.config.event_key or slot.name)
-            if value is not None:
-                values[slot.name] = value
-    result = fill_slots(turn.flow, turn.state, values, skip_readback=True, origin="event")
+    state = turn.state
+    values = {
+        name: value
+        for name, value in event_values(turn.flow, event_data).items()
+        if name not in state.prefilled and state.record(name).status == "empty"
+    }
+    if not values:
+        return None
+    result = fill_slots(turn.flow, state, values, skip_readback=True, origin="event")
     turn.state = result.state
+    turn.state.prefilled = [*turn.state.prefilled, *result.filled]
     for name in result.filled:
         turn.log("fill_slots", slot=name, value=turn.state.record(name).value)
     return None
@@ -169,6 +184,24 @@ def _auto_confirm(turn: Turn, _: object) -> Draft | None:
         state.promoted = []
         turn.inline_confirmed = True
         turn.log("auto_confirm_inline", committed=list(pending))
+    return None
+
+
+def _deflected(turn: Turn, _: object) -> None:
+    """A caller who evades the same question twice has declined it (seed 003)."""
+    state = turn.state
+    if not (turn.user_text and state.last_asks and is_deflection(turn.user_text)):
+        return None
+    for name in state.last_asks:
+        slot = turn.flow.slot.get(name)
+        if slot is None or not slot.is_user or state.record(name).status != "empty":
+            continue
+        count = state.deflections.get(name, 0) + 1
+        state.deflections = {**state.deflections, name: count}
+        turn.log("deflection", slot=name, count=count)
+        if count >= DEFLECTIONS_TO_DECLINE:
+            put(state, name, SlotRecord("declined", None, turn.user_text, "user", state.turn))
+            turn.log("declined_by_deflection", slot=name)
     return None
 
 
@@ -253,6 +286,7 @@ def _all_done(turn: Turn, decision: AllDone) -> Draft:
 _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = (
     _prefill,
     _detect_change,
+    _deflected,
     _promote_and_route,
     _gate,
     _deactivate,

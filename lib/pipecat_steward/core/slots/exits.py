@@ -29,6 +29,7 @@ from pipecat_steward.core.variables import JsonValue
 __all__ = [
     "check_completion",
     "declined_inputs",
+    "escalate",
     "post_executor",
     "promote_complete_groups",
     "re_defer",
@@ -59,6 +60,11 @@ def _escalate(turn: Turn, exhaust: OnExhaust, extra: Mapping[str, str] | None = 
     calls = then_call(exhaust.then, values)
     state.status = "escalated"
     return turn.preempt_action(None, message, calls=calls, force=True)
+
+
+def escalate(turn: Turn, exhaust: OnExhaust) -> Draft:
+    """End the conversation through ``exhaust``: say its message, make its call, escalate."""
+    return _escalate(turn, exhaust)
 
 
 def declined_inputs(turn: Turn, _: object) -> Draft | None:
@@ -206,7 +212,8 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Draft | None:
         turn.log("task_exhaust", name=name)
         return _escalate(turn, cfg.on_failure.on_exhaust)
     for slot in cfg.on_failure.clear_slots:
-        put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
+        if state.record(slot).status != "declined":  # a decline is terminal
+            put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
     messages.append(render(cfg.on_failure.retry_say, state.variables))
     turn.response.extend(
         prompt.resolve_response(

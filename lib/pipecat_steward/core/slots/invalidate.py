@@ -1,4 +1,8 @@
-"""What a correction invalidates: task results that consumed the old value, the slots those tasks filled, and slots whose ``requires`` chain passes through any of them."""
+"""What a correction invalidates: task results that consumed the old value, the slots those tasks filled, and slots whose ``requires`` chain passes through any of them.
+
+A declined slot is never invalidated: the caller refused it, and that stands whatever it
+required.
+"""
 
 from __future__ import annotations
 
@@ -28,8 +32,11 @@ def invalidate_dependents(flow: CompiledFlow, state: SessionState, name: str) ->
                 _drop_task(state, task.name)
                 grew |= _add(changed, cleared, cfg.outputs.values())
         for slot in flow.slots:
-            if slot.name not in changed and changed & set(slot.config.requires):
-                grew |= _add(changed, cleared, [slot.name])
+            if slot.name in changed or not changed & set(slot.config.requires):
+                continue
+            if state.record(slot.name).status == "declined":
+                continue  # a decline is terminal: the caller refused, whatever it required
+            grew |= _add(changed, cleared, [slot.name])
     for slot in cleared:
         put(state, slot, SlotRecord("empty", None, None, "program", state.turn))
     return tuple(s.name for s in flow.slots if s.name in cleared)
@@ -58,10 +65,11 @@ def invalidate_reruns(flow: CompiledFlow, state: SessionState, name: str) -> tup
 
 
 def _drop_task(state: SessionState, task: str) -> None:
+    # The failure count stays: only a success resets it, so a caller who keeps changing an
+    # input still reaches the task's exhaust path after its bound.
     state.task_results.pop(task, None)
     if task in state.succeeded:
         state.succeeded.remove(task)
-    state.retries.pop(task, None)
 
 
 def _add(changed: set[str], cleared: set[str], names: Iterable[str]) -> bool:

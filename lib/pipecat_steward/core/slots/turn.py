@@ -292,6 +292,8 @@ class Turn:
         state.had_pending = bool(pending) and action.phase == "readback"
         state.fresh_deferred = list(self.fresh_deferred)
         state.seen_revision = state.revision
+        if not action.calls:  # what the caller hears next: the question a deflection dodges
+            state.last_asks = list(self.asks)
         filled.sort()
         pending.sort()
         deferred.sort()

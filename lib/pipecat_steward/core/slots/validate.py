@@ -139,10 +139,31 @@ def _slot_refs(ctx: _Context) -> Iterator[ConfigError]:
             )
     if ctx.flow.gate_slot and ctx.flow.gate_slot not in ctx.slots:
         yield ctx.unknown("gate_slot", ctx.flow.gate_slot)
+    yield from _gate_slot(ctx)
     for i, group in enumerate(ctx.flow.ask_together):
         if len(group) != 2:
             yield ConfigError(f"ask_together[{i}]", "a group holds exactly two slots")
         yield from ctx.refs(f"ask_together[{i}]", group)
+
+
+def _gate_slot(ctx: _Context) -> Iterator[ConfigError]:
+    """A gate slot is asked before anything else, so it must be one the caller can settle."""
+    gate = next((s for s in ctx.flow.slots if s.name == ctx.flow.gate_slot), None)
+    if gate is None:
+        return
+    if gate.requires_readback:
+        yield ConfigError(
+            "gate_slot",
+            f"gate slot {gate.name!r} has requires_readback: nothing but its question runs "
+            "until it is settled, so its readback could never be confirmed; remove "
+            "requires_readback from it or choose another gate slot",
+        )
+    if "user" not in sources_of(gate) or gate.requires or gate.condition:
+        yield ConfigError(
+            "gate_slot",
+            f"gate slot {gate.name!r} must be a user slot without requires or condition "
+            "(the caller answers it first); choose another gate slot",
+        )
 
 
 def _task_refs(ctx: _Context) -> Iterator[ConfigError]:
@@ -269,6 +290,7 @@ def _template_texts(flow: FlowConfig) -> Iterator[tuple[str, str]]:
         yield f"tasks[{i}].on_failure.retry_say", task.on_failure.retry_say
         yield from _exhaust_texts(f"tasks[{i}].on_failure.on_exhaust", task.on_failure.on_exhaust)
     yield from _exhaust_texts("steer_back.on_exhaust", flow.steer_back.on_exhaust)
+    yield from _exhaust_texts("handover", OnExhaust(then=flow.handover))
 
 
 def _exhaust_texts(path: str, exhaust: OnExhaust) -> Iterator[tuple[str, str]]:
