@@ -13,7 +13,6 @@ from pipecat_steward.core.slots import (
     compile_flow,
     fill_slots,
     is_affirmative,
-    starts_affirmative,
     step,
 )
 from pipecat_steward.core.state import SessionState
@@ -24,24 +23,24 @@ from .test_worked_examples import FirstChoice, calls, check_availability, make_r
 
 
 @pytest.mark.parametrize(
-    ("text", "pure", "starts"),
+    ("text", "pure"),
     [
-        ("Yes", True, True),
-        ("yes.", True, True),
-        ("Yes, that's correct", True, True),
-        ("That's right", True, False),
-        ("sounds good", True, False),
-        ("Yes, but make it 6", False, False),
-        ("yes actually change it", False, False),
-        ("Yea, also my wife has a shellfish allergy", False, True),
-        ("yes yes yes yes yes yes", False, True),
-        ("no", False, False),
-        ("", False, False),
+        ("Yes", True),
+        ("yes.", True),
+        ("Yes, that's correct", True),
+        ("That's right", True),
+        ("sounds good", True),
+        ("Yes, that's right, thank you so much", True),
+        ("Yes, but make it 6", False),
+        ("yes actually change it", False),
+        ("Yea, also my wife has a shellfish allergy", False),
+        ("Yes, 6 people", False),
+        ("no", False),
+        ("", False),
     ],
 )
-def test_affirmative_detection(text: str, pure: bool, starts: bool) -> None:
+def test_affirmative_detection(text: str, pure: bool) -> None:
     assert is_affirmative(text) is pure
-    assert starts_affirmative(text) is starts
 
 
 def readback_toy(**extra: Any) -> Conversation:
@@ -50,16 +49,27 @@ def readback_toy(**extra: Any) -> Conversation:
     return Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
 
 
-def test_inline_confirm_commits_and_lets_the_llm_collect_the_new_content() -> None:
+def test_yes_with_new_content_goes_to_the_llm_with_the_readback_in_force() -> None:
+    """Code never confirms a reply that carries content: the LLM confirms and sets the rest."""
     conv = readback_toy()
     conv.turn("Hi")
     conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
-    t = conv.turn("Yep, and we'd like July 18th", calls(("set_date", {"d": "2026-07-18"})))
+    t = conv.turn("Yep, and we'd like July 18th", calls(("confirm_pending", {}), ("set_date", {"d": "2026-07-18"})))
     first = t.actions[0]
-    assert first.inline_confirmed and first.phase == "collection" and not first.preempt
-    assert "<slot_filling_protocol>" in first.suffix and "<readback_protocol>" not in first.suffix
+    assert first.phase == "readback" and not first.preempt and not first.calls
+    assert "<readback_protocol>" in first.suffix
     assert conv.state.record("num_guests").status == "filled"
     assert conv.state.record("date").status == "pending"
+
+
+@pytest.mark.parametrize("reply", ["Yes, 6 people", "yes for 6", "sure, six of us", "Yes please, for eight", "Okay 7 PM"])
+def test_a_yes_that_carries_a_value_is_never_confirmed_by_code(reply: str) -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn(reply)
+    assert not any(c.name == "confirm_pending" for c in t.fired)
+    assert conv.state.record("num_guests").status == "pending"
 
 
 def test_auto_confirm_only_with_pending_from_a_prior_turn() -> None:

@@ -1,7 +1,7 @@
 """``step``: one engine invocation per LLM inference (seed 000 §3 ``_run_slot_filling``).
 
 The turn pipeline runs in the seed's order: gate, event pre-fill, state-change detection,
-auto-promote and deferred routing, auto-deactivation, auto-confirm, inline confirm, declined
+auto-promote and deferred routing, auto-deactivation, auto-confirm, declined
 inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
 the DAG decision. The first stage that settles the turn returns its action; the rest are
 skipped. Everything is pure: the caller's state is copied, and time and randomness are not used
@@ -15,7 +15,7 @@ from typing import Any
 
 from pipecat_steward.core.slots import exits
 from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
-from pipecat_steward.core.slots.affirm import is_affirmative, starts_affirmative
+from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.dag import (
     AllDone,
@@ -151,25 +151,21 @@ def _deactivate(turn: Turn, _: object) -> None:
 
 
 def _auto_confirm(turn: Turn, _: object) -> Draft | None:
+    """Code confirms a heard readback only when the reply carries nothing of its own.
+
+    Any other reply — "yes, for 6", "yes, and my wife has an allergy", a question — goes to
+    the LLM with the readback still in force: it confirms, rejects or corrects with tools.
+    """
     state = turn.state
     if not (turn.user_text and state.had_pending):
         return None
-    pending = [n for n, r in state.slots.items() if r.status == "pending"]
-    if not pending:
+    pending = [r.value for r in state.slots.values() if r.status == "pending"]
+    if not pending or not is_affirmation(turn.user_text, pending):
         return None
-    if is_affirmative(turn.user_text):
-        state.auto_confirm_pending = True
-        turn.log("auto_confirm", user_msg=turn.user_text)
-        call = ToolCall("confirm_pending", {}, "confirm")
-        return Draft("readback", preempt=True, force_preempt=True, calls=(call,))
-    if starts_affirmative(turn.user_text):
-        for name in pending:
-            r = state.slots[name]
-            put(state, name, SlotRecord("filled", r.value, r.source, r.origin, state.turn))
-        state.promoted = []
-        turn.inline_confirmed = True
-        turn.log("auto_confirm_inline", committed=list(pending))
-    return None
+    state.auto_confirm_pending = True
+    turn.log("auto_confirm", user_msg=turn.user_text)
+    call = ToolCall("confirm_pending", {}, "confirm")
+    return Draft("readback", preempt=True, force_preempt=True, calls=(call,))
 
 
 def _evaluate(turn: Turn) -> Draft:
@@ -190,9 +186,6 @@ def _evaluate(turn: Turn) -> Draft:
 
 
 def _fire(turn: Turn, decision: Fire) -> Draft:
-    if turn.inline_confirmed:
-        # The LLM must first call setters for the new content of "yes, and …" (§7.3a).
-        return turn.llm_action(decision, "")
     exits.re_defer(turn, decision.tasks)
     calls = tuple(_executor_call(turn, name) for name in decision.tasks)
     turn.log("fire", tasks=list(decision.tasks))
@@ -232,13 +225,22 @@ def _ask(turn: Turn, decision: Ask) -> Draft:
         prefix = turn.transition_prefix()
         return turn.preempt_action(decision, f"{prefix} {question}".strip(), phase="collection")
     if turn.task_message:
-        return turn.preempt_action(decision, turn.task_message, phase="collection")
+        # A then_say that asks a question asks the unblocked slot itself; a status-only
+        # then_say ("Good news, we have openings.") is followed by the question.
+        if _asks_something(turn.task_message):
+            return turn.preempt_action(decision, turn.joined_messages(), phase="collection")
+        message = f"{turn.joined_messages()} {question}"
+        return turn.preempt_action(decision, message, phase="collection")
     if turn.announce_messages:
         message = f"{turn.joined_messages()} {question}".strip()
         if turn.announce_force:
             return turn.preempt_action(decision, message, force=True, phase="collection")
         return turn.llm_action(decision, message)
     return turn.llm_action(decision, question)
+
+
+def _asks_something(text: str) -> bool:
+    return "?" in text
 
 
 def _all_done(turn: Turn, decision: AllDone) -> Draft:

@@ -62,7 +62,6 @@ class Turn:
         "flow",
         "fresh_deferred",
         "hints",
-        "inline_confirmed",
         "promoted_now",
         "readback_transition",
         "response",
@@ -95,7 +94,6 @@ class Turn:
         self.fresh_deferred: list[str] = []
         self.promoted_now: list[str] = []
         self.asks: tuple[str, ...] = ()
-        self.inline_confirmed = False
         self.readback_transition = False
         self.yielded = False
 
@@ -223,7 +221,6 @@ class Turn:
             response,  # response
             action.calls,  # calls
             self.asks,  # asks
-            self.inline_confirmed,  # inline_confirmed
             tuple(self.events),  # events
         )
 
