@@ -117,27 +117,55 @@ def test_steer_back_soft_hard_yield_escalate() -> None:
     config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 5,
                             "on_exhaust": {"say": "Let me get a colleague.", "then": "escalate"}}  # fmt: skip
     conv = Conversation(compile_flow(config), {"escalate": lambda: {"ok": True}})
-    conv.turn("Hi")  # 1
-    t2 = conv.turn("what's the weather?")  # 2 → soft
+    conv.turn("Hi")  # the greeting turn does not count
+    assert conv.state.steer_back_turns == 0
+    conv.turn("what's the weather?")  # 1
+    t2 = conv.turn("do you like jazz?")  # 2 → soft
     assert [h.tag for h in t2.actions[0].hints] == ["steer_back"]
     assert not t2.actions[0].preempt
-    t3 = conv.turn("do you like jazz?")  # 3 → hard
-    assert t3.actions[0].preempt and t3.said == "How many guests?"
+    t3 = conv.turn("and blues?")  # 3 → hard: the LLM runs with the firm directive
+    assert not t3.actions[0].preempt and [h.tag for h in t3.actions[0].hints] == ["steer_back"]
+    assert "ask exactly: How many guests?" in t3.actions[0].suffix
+    assert t3.said == "How many guests?"
     t4 = conv.turn("hmm")  # yield: the LLM runs free, the counter does not move
     assert not t4.actions[0].preempt and conv.state.steer_back_turns == 3
     assert any(e.tag == "steer_back_yield" for e in t4.events)
-    assert conv.turn("still no").actions[0].preempt  # 4 → hard again
+    t5 = conv.turn("still no")  # 4 → hard again
+    assert any(e.tag == "steer_back_hard" for e in t5.events)
     conv.turn("nope")  # yield
     t6 = conv.turn("...")  # 5 → escalate
     assert t6.said == "Let me get a colleague." and conv.state.status == "escalated"
+
+
+def test_a_hard_steer_back_never_drops_an_answer() -> None:
+    config = toy()
+    config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 9}
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability})
+    conv.turn("Hi")
+    conv.turn("what's the weather?")
+    conv.turn("do you like jazz?")
+    t = conv.turn("Sure, it's 4 of us", calls(("set_num_guests", {"n": 4})))
+    assert any(e.tag == "steer_back_hard" for e in t.events)
+    assert [c.name for c in t.llm_calls] == ["set_num_guests"]
+    assert conv.state.record("num_guests").value == 4
+    assert "How many guests?" not in t.said
 
 
 def test_progress_resets_steer_back() -> None:
     conv = Conversation(compile_flow(toy()), {"check_availability": check_availability})
     conv.turn("Hi")
     conv.turn("weather?")
-    assert conv.state.steer_back_turns == 2
+    assert conv.state.steer_back_turns == 1
     conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    assert conv.state.steer_back_turns == 0
+
+
+def test_a_confirmation_by_code_is_progress() -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn("Yes")
+    assert any(c.name == "confirm_pending" for c in t.fired)
     assert conv.state.steer_back_turns == 0
 
 

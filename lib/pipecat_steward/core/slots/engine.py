@@ -108,8 +108,9 @@ def _detect_change(turn: Turn, _: object) -> None:
     state = turn.state
     if state.revision == state.seen_revision:
         return None
-    if not state.auto_confirm_pending:
-        state.steer_back_turns = 0
+    # Any change of state is progress: a setter, a confirmation (by code or by the LLM), a
+    # decline, a correction or a task result.
+    state.steer_back_turns = 0
     state.auto_confirm_pending = False
     turn.log("progress", revision=state.revision)
     return None

@@ -109,7 +109,7 @@ class Turn:
         if state.hard_steer_yielded:
             state.hard_steer_yielded = False
             self.yielded = True
-        else:
+        elif state.turn > 1:  # the greeting turn is not a turn without progress
             state.steer_back_turns += 1
 
     def log(self, tag: str, **data: object) -> None:
