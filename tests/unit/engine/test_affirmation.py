@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tests.storage_support.intents import AT, CANCEL, CONTEST, catalog
 
 from pipecat_steward.core.slots.affirm import is_affirmation
@@ -57,8 +56,12 @@ def test_labelled_reply(expected: bool, text: str, pending: tuple[str, ...]) -> 
 
 NUMBERS = st.one_of(
     st.integers(min_value=0, max_value=100_000).map(str),
-    st.sampled_from(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]),
-    st.sampled_from(["eleven", "twelve", "fifteen", "twenty", "thirty", "hundred", "dozen", "couple"]),
+    st.sampled_from(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    ),
+    st.sampled_from(
+        ["eleven", "twelve", "fifteen", "twenty", "thirty", "hundred", "dozen", "couple"]
+    ),
     st.decimals(min_value=0, max_value=1000, places=2).map(str),
 )
 DATES = st.one_of(
@@ -78,7 +81,12 @@ IDS = st.from_regex(r"[A-Z]{2,4}-[0-9]{3,6}", fullmatch=True) | st.from_regex(
 CONTENT = st.one_of(NUMBERS, DATES, ORDINALS, IDS)
 
 
-@given(st.sampled_from(AFFIRMATIONS), CONTENT, st.integers(min_value=0), st.sampled_from(["", "for ", "the ", "it's "]))
+@given(
+    st.sampled_from(AFFIRMATIONS),
+    CONTENT,
+    st.integers(min_value=0),
+    st.sampled_from(["", "for ", "the ", "it's "]),
+)
 def test_inserting_content_makes_an_affirmation_not_one(
     text: str, content: str, position: int, lead: str
 ) -> None:
@@ -90,7 +98,10 @@ def test_inserting_content_makes_an_affirmation_not_one(
     assert not is_affirmation(changed, [text])
 
 
-@given(st.sampled_from(AFFIRMATIONS), st.sampled_from(["?", " but", " actually", " not", " wait", " no"]))
+@given(
+    st.sampled_from(AFFIRMATIONS),
+    st.sampled_from(["?", " but", " actually", " not", " wait", " no"]),
+)
 def test_a_question_or_contrast_makes_an_affirmation_not_one(text: str, tail: str) -> None:
     assert not is_affirmation(f"{text.rstrip('.!')}{tail}")
 
@@ -105,7 +116,9 @@ def test_the_transaction_gate_shares_the_classifier(
     assert confirmation_gate(state, text) == want
 
 
-@pytest.mark.parametrize("reply", ["yes, it's PED-1003", "Yes, PED-1001", "yes cancel 1003", "Yes, the other one"])
+@pytest.mark.parametrize(
+    "reply", ["yes, it's PED-1003", "Yes, PED-1001", "yes cancel 1003", "Yes, the other one"]
+)
 def test_the_gate_never_confirms_an_order_the_caller_named_differently(reply: str) -> None:
     state = start(CAT, TransactionState(), CANCEL, {"order_id": "PED-1001"}, at=AT)
     state = record_pre_validation(state, eligible=True, result={"eligible": True}, at=AT)
