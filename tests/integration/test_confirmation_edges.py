@@ -99,3 +99,73 @@ async def test_a_status_only_then_say_is_followed_by_the_question(status_only_be
         said = " ".join(b["text"] for b in traces[-1]["bot"])
         assert said.startswith(STATUS_ONLY) and said.endswith(NEXT_QUESTION.split(". ")[-1])
     assert _view(direct) == _view(piped)
+
+
+SUMMARY = (
+    "Before I go ahead: 4 guests, July 17th, 7:30 PM, under the name Chen, no special requests. "
+    "Shall I go ahead?"
+)
+CONFIRM_BEFORE_SCENARIO = f"""
+name: confirm_before_booking
+turns:
+  - user: "Hi"
+  - user: "A table for 4 on July 17th, please"
+    llm:
+      - calls: [{{name: set_reservation_basics, args: {{party_size: 4, preferred_date: "2026-07-17"}}}}]
+  - user: "Yes"
+  - user: "7:30 please"
+    llm:
+      - calls: [{{name: set_selected_time, args: {{time: "19:30"}}}}]
+  - user: "Yes"
+  - user: "Chen"
+    llm:
+      - calls: [{{name: set_guest_info, args: {{guest_name: Chen}}}}]
+  - user: "No, nothing special"
+    llm:
+      - calls: [{{name: set_guest_info, args: {{special_requests: none}}}}]
+  - user: "Yes"
+    expect:
+      fired: [confirm_pending]
+      bot: ["we hold tables for 15 minutes", "{SUMMARY}"]
+      phase: readback
+      status: in_progress
+  - user: "Yes, for 6 of us"
+    expect:
+      fired: []
+      llm_calls: []
+      phase: readback
+      slots: {{party_size: {{status: pending, value: 4}}}}
+  - user: "Yes, go ahead, thank you"
+    expect:
+      fired: [confirm_pending, book_reservation]
+      bot: ["Your table is booked!"]
+      status: complete
+"""
+
+
+@pytest.fixture
+def confirm_before_bella(tmp_path: Path) -> Path:
+    """Bella whose terminal booking is confirmed as a whole first."""
+    agent = tmp_path / "bella_confirm_before"
+    shutil.copytree(BELLA, agent)
+    config = yaml.safe_load((agent / "agent.yaml").read_text(encoding="utf-8"))
+    task = next(t for t in config["flow"]["tasks"] if t["name"] == "BookReservation")
+    task["confirm_before"] = True
+    (agent / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    scenario = agent / "scenarios" / "confirm_before_booking.yaml"
+    scenario.write_text(CONFIRM_BEFORE_SCENARIO, encoding="utf-8")
+    return agent
+
+
+async def test_confirm_before_reads_the_whole_booking_back_on_every_path(
+    confirm_before_bella: Path,
+) -> None:
+    path = confirm_before_bella / "scenarios" / "confirm_before_booking.yaml"
+    piped = await run_scenario(confirm_before_bella, load_scenario(path))
+    direct = await run_scenario_direct(confirm_before_bella, load_scenario(path))
+    s2s = await run_scenario_s2s(confirm_before_bella, load_scenario(path))
+    for traces in (piped, direct, s2s):
+        assert _problems(traces, path) == []
+    assert _view(direct) == _view(piped)
+    booked = [f["args"] for t in piped for f in t["fired"] if f["tool"] == "book_reservation"]
+    assert len(booked) == 1 and booked[0]["party_size"] == 4

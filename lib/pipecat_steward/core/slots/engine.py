@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipecat_steward.core.slots import exits
+from pipecat_steward.core.slots import exits, summary
 from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.compiled import CompiledFlow
@@ -119,8 +119,11 @@ def _detect_change(turn: Turn, _: object) -> None:
 def _promote_and_route(turn: Turn, _: object) -> None:
     flow, state = turn.flow, turn.state
     promoted = state.promoted
+    held = state.summary_slots  # a confirm_before summary holds its inputs pending
     pending = [
-        (n, r) for n, r in state.slots.items() if r.status == "pending" and n not in promoted
+        (n, r)
+        for n, r in state.slots.items()
+        if r.status == "pending" and n not in promoted and n not in held
     ]
     for name, record in pending:
         if not flow.slot[name].config.requires_readback:
@@ -173,6 +176,8 @@ def _evaluate(turn: Turn) -> Draft:
     decision = turn.announce_cascade()
     if isinstance(decision, Ask) and exits.check_completion(turn):
         decision = AllDone()
+    if isinstance(decision, Fire):
+        decision = summary.fire_or_confirm(turn, decision)
     match decision:
         case Fire():
             return _fire(turn, decision)
@@ -208,7 +213,7 @@ def _executor_call(turn: Turn, task_name: str) -> ToolCall:
 
 
 def _readback(turn: Turn, decision: AwaitReadback) -> Draft:
-    text = turn.readback(decision.slots)
+    text = summary.summary_text(turn, decision.slots) or turn.readback(decision.slots)
     if turn.promoted_now or any(n in turn.state.promoted for n in decision.slots):
         turn.hints.append(turn.scope_hint(decision.slots))
     turn.asks = decision.slots
@@ -257,6 +262,7 @@ _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = 
     _prefill,
     _detect_change,
     _promote_and_route,
+    summary.settle,
     _gate,
     _deactivate,
     _auto_confirm,

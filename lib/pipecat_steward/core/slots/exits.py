@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pipecat_steward.core.slots import prompt
+from pipecat_steward.core.slots import prompt, summary
 from pipecat_steward.core.slots.action import Hint, ToolCall
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import OnExhaust, ThenCall
@@ -150,7 +150,7 @@ _HARD_DIRECTIVE = (
 def _current_question(turn: Turn) -> str:
     decision = decide(turn.flow, turn.state)
     if isinstance(decision, AwaitReadback):
-        return turn.readback(decision.slots)
+        return summary.summary_text(turn, decision.slots) or turn.readback(decision.slots)
     names = getattr(decision, "slots", ())
     return turn.ask_directive(names) if names and not getattr(decision, "tasks", ()) else ""
 
