@@ -123,3 +123,27 @@ def test_the_gate_never_confirms_an_order_the_caller_named_differently(reply: st
     state = start(CAT, TransactionState(), CANCEL, {"order_id": "PED-1001"}, at=AT)
     state = record_pre_validation(state, eligible=True, result={"eligible": True}, at=AT)
     assert confirmation_gate(state, reply) == AskLLM()
+
+
+@pytest.mark.parametrize(
+    ("reply", "pending", "choices", "expected"),
+    [
+        ("Yes, great", "good", ["good", "great", "poor"], False),
+        ("Yes, good", "good", ["good", "great", "poor"], True),
+        ("Right", "left", ["left", "right"], False),
+        ("Yes", "left", ["left", "right"], True),
+        ("Yes, fine", "standard", ["standard", "fine dining"], False),
+    ],
+)
+def test_a_word_of_another_choice_is_not_an_affirmation(
+    reply: str, pending: str, choices: list[str], expected: bool
+) -> None:
+    assert is_affirmation(reply, [pending], choices) is expected
+
+
+@given(
+    st.sampled_from(AFFIRMATIONS), st.sampled_from(["great", "fine", "right", "perfect", "good"])
+)
+def test_an_affirming_word_that_is_another_choice_never_confirms(text: str, choice: str) -> None:
+    reply = f"{text.rstrip('.!')} {choice}"
+    assert not is_affirmation(reply, ["something else"], [choice, "something else"])

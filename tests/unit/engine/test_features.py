@@ -404,3 +404,17 @@ def test_the_stall_escape_comes_before_a_hard_steer_back() -> None:
     assert any(e.tag == "stall_escape" for e in t.events) and conv.state.status == "escalated"
     assert not any(e.tag == "steer_back_hard" for e in t.events)
     assert t.said.startswith("Let me hand you to a colleague")
+
+
+def test_a_yes_naming_another_choice_of_an_enum_slot_is_not_confirmed_by_code() -> None:
+    config = toy(**{"slot:num_guests": {"requires_readback": True}})
+    config["slots"].insert(0, {"name": "mood", "source": "user", "setter": "set_mood", "type": "enum",
+                               "values": ["good", "great"], "requires_readback": True, "ask": "How are you?"})  # fmt: skip
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability})
+    conv.turn("Hi")
+    conv.turn("good", calls(("set_mood", {"m": "good"})))
+    t = conv.turn("Yes, great")
+    assert not any(c.name == "confirm_pending" for c in t.fired)
+    assert conv.state.record("mood").status == "pending"
+    t = conv.turn("Yes, good")
+    assert any(c.name == "confirm_pending" for c in t.fired)

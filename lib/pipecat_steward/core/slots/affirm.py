@@ -105,13 +105,18 @@ def _allowed(words: list[str], i: int, own: frozenset[str]) -> bool:
     return word in PRONOUN_PREPOSITIONS and following in PRONOUNS
 
 
-def is_affirmation(text: str, pending: Iterable[JsonValue] = ()) -> bool:
+def is_affirmation(
+    text: str, pending: Iterable[JsonValue] = (), others: Iterable[JsonValue] = ()
+) -> bool:
     """True when ``text`` confirms and carries nothing of its own.
 
     Args:
         text: The caller's reply to a readback or confirmation question.
         pending: The values awaiting confirmation; a word of one of them may be repeated
             ("Yes, Chen" for the name Chen), except numbers, dates and negations.
+        others: Values the caller could pick instead (an enum slot's ``values``): a word of
+            one that is not a pending value's word names a different value ("Yes, great"
+            when "good" is pending), so it is never an affirmation.
 
     Returns:
         True only for a reply made of affirming, politeness and filler words (and words of
@@ -125,6 +130,8 @@ def is_affirmation(text: str, pending: Iterable[JsonValue] = ()) -> bool:
     if not words:
         return False
     own = _pending_words(pending)
+    if (_pending_words(others) - own) & set(words):
+        return False
     if not all(_allowed(words, i, own) for i in range(len(words))):
         return False
     return any(w in AFFIRMING for w in words) or _has_phrase(words)

@@ -164,7 +164,8 @@ def _auto_confirm(turn: Turn, _: object) -> Draft | None:
     if not (turn.user_text and state.had_pending):
         return None
     pending = [r.value for r in state.slots.values() if r.status == "pending"]
-    if not pending or not is_affirmation(turn.user_text, pending):
+    choices = [v for s in turn.flow.slots for v in s.config.values]
+    if not pending or not is_affirmation(turn.user_text, pending, choices):
         return None
     state.auto_confirm_pending = True
     turn.log("auto_confirm", user_msg=turn.user_text)
