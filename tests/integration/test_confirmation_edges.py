@@ -169,3 +169,44 @@ async def test_confirm_before_reads_the_whole_booking_back_on_every_path(
     assert _view(direct) == _view(piped)
     booked = [f["args"] for t in piped for f in t["fired"] if f["tool"] == "book_reservation"]
     assert len(booked) == 1 and booked[0]["party_size"] == 4
+
+
+NOTICE = "Please arrive on time; we hold tables for 15 minutes."
+NOTICE_SCENARIO = f"""
+name: announce_after_confirmation
+turns:
+  - user: "Hi"
+  - user: "A table for 4 on July 17th, please"
+    llm:
+      - calls: [{{name: set_reservation_basics, args: {{party_size: 4, preferred_date: "2026-07-17"}}}}]
+  - user: "Yes"
+  - user: "7:30 please"
+    llm:
+      - calls: [{{name: set_selected_time, args: {{time: "19:30"}}}}]
+  - user: "Yes, that's right, thank you so much"
+    expect:
+      fired: [confirm_pending]
+      bot: ["{NOTICE}", "What name should I put the reservation under?"]
+      asks: [guest_name]
+"""
+
+
+async def test_an_announce_due_after_a_confirmation_is_spoken(tmp_path: Path) -> None:
+    agent = tmp_path / "bella_notice"
+    shutil.copytree(BELLA, agent)
+    config = yaml.safe_load((agent / "agent.yaml").read_text(encoding="utf-8"))
+    slots = config["flow"]["slots"]
+    at = next(i for i, s in enumerate(slots) if s["name"] == "guest_name")
+    slots.insert(
+        at,
+        {"name": "notice", "source": "announce", "requires": ["selected_time"], "message": NOTICE},
+    )
+    (agent / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    path = agent / "scenarios" / "announce_after_confirmation.yaml"
+    path.write_text(NOTICE_SCENARIO, encoding="utf-8")
+    piped = await run_scenario(agent, load_scenario(path))
+    direct = await run_scenario_direct(agent, load_scenario(path))
+    s2s = await run_scenario_s2s(agent, load_scenario(path))
+    for traces in (piped, direct, s2s):
+        assert _problems(traces, path) == []
+    assert _view(direct) == _view(piped)

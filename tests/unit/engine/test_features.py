@@ -418,3 +418,16 @@ def test_a_yes_naming_another_choice_of_an_enum_slot_is_not_confirmed_by_code() 
     assert conv.state.record("mood").status == "pending"
     t = conv.turn("Yes, good")
     assert any(c.name == "confirm_pending" for c in t.fired)
+
+
+def test_an_announce_due_after_a_confirmation_is_spoken_with_the_next_question() -> None:
+    """Whatever path confirms, the announce messages that become due are said in that turn."""
+    config = toy(**{"slot:num_guests": {"requires_readback": True}})
+    config["slots"].insert(1, {"name": "notice", "source": "announce", "requires": ["num_guests"],
+                               "message": "Parties pay a small deposit.", "preempt": False})  # fmt: skip
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn("Yes, that's right, thank you so much")
+    assert "Parties pay a small deposit." in t.said and t.said.endswith("What date works for you?")
+    assert conv.state.record("notice").status == "filled"

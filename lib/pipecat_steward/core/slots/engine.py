@@ -229,8 +229,11 @@ def _ask(turn: Turn, decision: Ask) -> Draft:
     turn.asks = decision.slots
     turn.ask_response(decision.slots)
     if turn.readback_transition:
-        prefix = turn.transition_prefix()
-        return turn.preempt_action(decision, f"{prefix} {question}".strip(), phase="collection")
+        # Announce messages that became due with the confirmation are said, not dropped.
+        parts = [turn.transition_prefix(), *turn.announce_messages, question]
+        message = " ".join(p for p in parts if p)
+        force = turn.announce_force
+        return turn.preempt_action(decision, message, force=force, phase="collection")
     if turn.task_message:
         # A then_say that asks a question asks the unblocked slot itself; a status-only
         # then_say ("Good news, we have openings.") is followed by the question.
