@@ -1,4 +1,4 @@
-"""Engine features one by one: visibility, auto/inline confirm, slot errors, steer-back,
+"""Engine features one by one: visibility, auto-confirm, slot errors, steer-back,
 announce cascade, event pre-fill, conditional slots, rich responses, corrections, declines,
 parallel tasks and the gate slot."""
 
