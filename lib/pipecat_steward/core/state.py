@@ -101,6 +101,11 @@ class SessionState:
         gate_text_delivered: Whether the captured gate text has been handed to the LLM.
         pending_payloads: Rich response parts stashed for delivery with the next LLM reply.
         channel: The delivery channel (``MOBILE``, ``WEB`` …) for channel responses.
+        summary_task: The ``confirm_before`` task whose summary awaits the caller's answer.
+        summary_slots: The inputs of that task held pending for the summary.
+        summary_fingerprint: The input values the caller last heard in the summary.
+        confirmed_summaries: Task → the input values the caller confirmed as a whole.
+        summary_asked: Optional inputs asked once before a summary.
     """
 
     slots: dict[str, SlotRecord] = field(default_factory=lambda: {})
@@ -132,6 +137,11 @@ class SessionState:
     gate_text_delivered: bool = False
     pending_payloads: list[dict[str, JsonValue]] = field(default_factory=lambda: [])
     channel: str = ""
+    summary_task: str = ""
+    summary_slots: list[str] = field(default_factory=lambda: [])
+    summary_fingerprint: str = ""
+    confirmed_summaries: dict[str, str] = field(default_factory=lambda: {})
+    summary_asked: list[str] = field(default_factory=lambda: [])
 
     def record(self, name: str) -> SlotRecord:
         """Return the record of ``name`` (an empty record when never written)."""
@@ -178,6 +188,11 @@ class SessionState:
         new.gate_text_delivered = self.gate_text_delivered
         new.pending_payloads = self.pending_payloads.copy()
         new.channel = self.channel
+        new.summary_task = self.summary_task
+        new.summary_slots = self.summary_slots.copy()
+        new.summary_fingerprint = self.summary_fingerprint
+        new.confirmed_summaries = self.confirmed_summaries.copy()
+        new.summary_asked = self.summary_asked.copy()
         return new
 
     def to_json(self) -> str:
@@ -234,6 +249,11 @@ _COPIED = (
     "gate_text_delivered",
     "pending_payloads",
     "channel",
+    "summary_task",
+    "summary_slots",
+    "summary_fingerprint",
+    "confirmed_summaries",
+    "summary_asked",
 )
 if [f.name for f in fields(SessionState)] != list(_COPIED):  # pragma: no cover - a new field
     raise AssertionError("SessionState.copy must copy every field")

@@ -1,4 +1,4 @@
-"""Engine features one by one: visibility, auto/inline confirm, slot errors, steer-back,
+"""Engine features one by one: visibility, auto-confirm, slot errors, steer-back,
 announce cascade, event pre-fill, conditional slots, rich responses, corrections, declines,
 parallel tasks and the gate slot."""
 
@@ -13,7 +13,6 @@ from pipecat_steward.core.slots import (
     compile_flow,
     fill_slots,
     is_affirmative,
-    starts_affirmative,
     step,
 )
 from pipecat_steward.core.state import SessionState
@@ -24,24 +23,24 @@ from .test_worked_examples import FirstChoice, calls, check_availability, make_r
 
 
 @pytest.mark.parametrize(
-    ("text", "pure", "starts"),
+    ("text", "pure"),
     [
-        ("Yes", True, True),
-        ("yes.", True, True),
-        ("Yes, that's correct", True, True),
-        ("That's right", True, False),
-        ("sounds good", True, False),
-        ("Yes, but make it 6", False, False),
-        ("yes actually change it", False, False),
-        ("Yea, also my wife has a shellfish allergy", False, True),
-        ("yes yes yes yes yes yes", False, True),
-        ("no", False, False),
-        ("", False, False),
+        ("Yes", True),
+        ("yes.", True),
+        ("Yes, that's correct", True),
+        ("That's right", True),
+        ("sounds good", True),
+        ("Yes, that's right, thank you so much", True),
+        ("Yes, but make it 6", False),
+        ("yes actually change it", False),
+        ("Yea, also my wife has a shellfish allergy", False),
+        ("Yes, 6 people", False),
+        ("no", False),
+        ("", False),
     ],
 )
-def test_affirmative_detection(text: str, pure: bool, starts: bool) -> None:
+def test_affirmative_detection(text: str, pure: bool) -> None:
     assert is_affirmative(text) is pure
-    assert starts_affirmative(text) is starts
 
 
 def readback_toy(**extra: Any) -> Conversation:
@@ -50,16 +49,27 @@ def readback_toy(**extra: Any) -> Conversation:
     return Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
 
 
-def test_inline_confirm_commits_and_lets_the_llm_collect_the_new_content() -> None:
+def test_yes_with_new_content_goes_to_the_llm_with_the_readback_in_force() -> None:
+    """Code never confirms a reply that carries content: the LLM confirms and sets the rest."""
     conv = readback_toy()
     conv.turn("Hi")
     conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
-    t = conv.turn("Yep, and we'd like July 18th", calls(("set_date", {"d": "2026-07-18"})))
+    t = conv.turn("Yep, and we'd like July 18th", calls(("confirm_pending", {}), ("set_date", {"d": "2026-07-18"})))
     first = t.actions[0]
-    assert first.inline_confirmed and first.phase == "collection" and not first.preempt
-    assert "<slot_filling_protocol>" in first.suffix and "<readback_protocol>" not in first.suffix
+    assert first.phase == "readback" and not first.preempt and not first.calls
+    assert "<readback_protocol>" in first.suffix
     assert conv.state.record("num_guests").status == "filled"
     assert conv.state.record("date").status == "pending"
+
+
+@pytest.mark.parametrize("reply", ["Yes, 6 people", "yes for 6", "sure, six of us", "Yes please, for eight", "Okay 7 PM"])
+def test_a_yes_that_carries_a_value_is_never_confirmed_by_code(reply: str) -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn(reply)
+    assert not any(c.name == "confirm_pending" for c in t.fired)
+    assert conv.state.record("num_guests").status == "pending"
 
 
 def test_auto_confirm_only_with_pending_from_a_prior_turn() -> None:
@@ -107,27 +117,55 @@ def test_steer_back_soft_hard_yield_escalate() -> None:
     config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 5,
                             "on_exhaust": {"say": "Let me get a colleague.", "then": "escalate"}}  # fmt: skip
     conv = Conversation(compile_flow(config), {"escalate": lambda: {"ok": True}})
-    conv.turn("Hi")  # 1
-    t2 = conv.turn("what's the weather?")  # 2 → soft
+    conv.turn("Hi")  # the greeting turn does not count
+    assert conv.state.steer_back_turns == 0
+    conv.turn("what's the weather?")  # 1
+    t2 = conv.turn("do you like jazz?")  # 2 → soft
     assert [h.tag for h in t2.actions[0].hints] == ["steer_back"]
     assert not t2.actions[0].preempt
-    t3 = conv.turn("do you like jazz?")  # 3 → hard
-    assert t3.actions[0].preempt and t3.said == "How many guests?"
+    t3 = conv.turn("and blues?")  # 3 → hard: the LLM runs with the firm directive
+    assert not t3.actions[0].preempt and [h.tag for h in t3.actions[0].hints] == ["steer_back"]
+    assert "ask exactly: How many guests?" in t3.actions[0].suffix
+    assert t3.said == "How many guests?"
     t4 = conv.turn("hmm")  # yield: the LLM runs free, the counter does not move
     assert not t4.actions[0].preempt and conv.state.steer_back_turns == 3
     assert any(e.tag == "steer_back_yield" for e in t4.events)
-    assert conv.turn("still no").actions[0].preempt  # 4 → hard again
+    t5 = conv.turn("still no")  # 4 → hard again
+    assert any(e.tag == "steer_back_hard" for e in t5.events)
     conv.turn("nope")  # yield
     t6 = conv.turn("...")  # 5 → escalate
     assert t6.said == "Let me get a colleague." and conv.state.status == "escalated"
+
+
+def test_a_hard_steer_back_never_drops_an_answer() -> None:
+    config = toy()
+    config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 9}
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability})
+    conv.turn("Hi")
+    conv.turn("what's the weather?")
+    conv.turn("do you like jazz?")
+    t = conv.turn("Sure, it's 4 of us", calls(("set_num_guests", {"n": 4})))
+    assert any(e.tag == "steer_back_hard" for e in t.events)
+    assert [c.name for c in t.llm_calls] == ["set_num_guests"]
+    assert conv.state.record("num_guests").value == 4
+    assert "How many guests?" not in t.said
 
 
 def test_progress_resets_steer_back() -> None:
     conv = Conversation(compile_flow(toy()), {"check_availability": check_availability})
     conv.turn("Hi")
     conv.turn("weather?")
-    assert conv.state.steer_back_turns == 2
+    assert conv.state.steer_back_turns == 1
     conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    assert conv.state.steer_back_turns == 0
+
+
+def test_a_confirmation_by_code_is_progress() -> None:
+    conv = readback_toy()
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn("Yes")
+    assert any(c.name == "confirm_pending" for c in t.fired)
     assert conv.state.steer_back_turns == 0
 
 
@@ -366,3 +404,30 @@ def test_the_stall_escape_comes_before_a_hard_steer_back() -> None:
     assert any(e.tag == "stall_escape" for e in t.events) and conv.state.status == "escalated"
     assert not any(e.tag == "steer_back_hard" for e in t.events)
     assert t.said.startswith("Let me hand you to a colleague")
+
+
+def test_a_yes_naming_another_choice_of_an_enum_slot_is_not_confirmed_by_code() -> None:
+    config = toy(**{"slot:num_guests": {"requires_readback": True}})
+    config["slots"].insert(0, {"name": "mood", "source": "user", "setter": "set_mood", "type": "enum",
+                               "values": ["good", "great"], "requires_readback": True, "ask": "How are you?"})  # fmt: skip
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability})
+    conv.turn("Hi")
+    conv.turn("good", calls(("set_mood", {"m": "good"})))
+    t = conv.turn("Yes, great")
+    assert not any(c.name == "confirm_pending" for c in t.fired)
+    assert conv.state.record("mood").status == "pending"
+    t = conv.turn("Yes, good")
+    assert any(c.name == "confirm_pending" for c in t.fired)
+
+
+def test_an_announce_due_after_a_confirmation_is_spoken_with_the_next_question() -> None:
+    """Whatever path confirms, the announce messages that become due are said in that turn."""
+    config = toy(**{"slot:num_guests": {"requires_readback": True}})
+    config["slots"].insert(1, {"name": "notice", "source": "announce", "requires": ["num_guests"],
+                               "message": "Parties pay a small deposit.", "preempt": False})  # fmt: skip
+    conv = Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
+    conv.turn("Hi")
+    conv.turn("4 people", calls(("set_num_guests", {"n": 4})))
+    t = conv.turn("Yes, that's right, thank you so much")
+    assert "Parties pay a small deposit." in t.said and t.said.endswith("What date works for you?")
+    assert conv.state.record("notice").status == "filled"

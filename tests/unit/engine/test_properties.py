@@ -104,9 +104,9 @@ class Checker:
 
     def check_cascade(self, result: Any) -> None:
         """§9.7: a ready task is never left waiting for the caller, unless the turn is settled
-        by a failure, a slot error, a hard steer-back or an inline confirm (the seed's rules)."""
+        by a failure, a slot error or a hard steer-back (the seed's rules)."""
         action, state = result.action, result.state
-        if action.calls or state.status != "in_progress" or action.inline_confirmed:
+        if action.calls or state.status != "in_progress":
             return
         waiting = {"slot_error", "steer_back_hard"} & {e.tag for e in action.events}
         waiting |= {"task_failed" for e in action.events if e.tag == "task" and not e.data["ok"]}

@@ -20,7 +20,7 @@ from pipecat_steward.core.slots.action import (
     Step,
     ToolCall,
 )
-from pipecat_steward.core.slots.affirm import is_affirmative, starts_affirmative
+from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
 from pipecat_steward.core.slots.compiled import (
     CompiledFlow,
     CompiledSlot,
@@ -87,6 +87,7 @@ __all__ = [
     "decide",
     "decline_slot",
     "fill_slots",
+    "is_affirmation",
     "is_affirmative",
     "is_complete",
     "load_flow_config",
@@ -95,6 +96,5 @@ __all__ = [
     "reject_pending",
     "route_executor",
     "route_setter",
-    "starts_affirmative",
     "step",
 ]

@@ -89,7 +89,6 @@ class Action:
         response: Rich response parts to deliver with a preempted message.
         calls: Tool calls to run first, in order.
         asks: Slots the bot asks for this turn.
-        inline_confirmed: Pending values were confirmed silently (§7.3a).
         events: Debug entries of this invocation.
     """
 
@@ -107,7 +106,6 @@ class Action:
     response: tuple[ResponsePart, ...] = ()
     calls: tuple[ToolCall, ...] = ()
     asks: tuple[str, ...] = ()
-    inline_confirmed: bool = False
     events: tuple[DebugEntry, ...] = ()
 
 

@@ -1,50 +1,142 @@
-"""Pure-affirmative detection for auto-confirm and inline confirm (seed 000 §7.3, §7.3a)."""
+"""The one confirmation classifier: may code confirm a reply without asking the LLM?
+
+Code confirms a readback (slot auto-confirm, the transaction confirmation gate and
+``confirm_before``) only when the reply carries nothing of its own. The test is a closed
+vocabulary, not a list of bad words: every word must be an affirming word, a politeness or
+filler word, or a word of the pending values themselves, and at least one word must affirm.
+So a reply with a number or digit, an ordinal or date word, an id-like token, a name or value
+that differs from what is pending, a contrast or negation ("but", "actually", "not", "wait"),
+or a question is never an affirmation. A wrong "not an affirmation" costs one LLM call; a wrong
+"affirmation" would act on a value the caller did not confirm, so the vocabulary errs short.
+"""
 
 from __future__ import annotations
 
-__all__ = ["is_affirmative", "starts_affirmative"]
+import re
+from collections.abc import Iterable
 
-AFFIRMATIVES = frozenset(
+from pipecat_steward.core.variables import JsonValue
+
+__all__ = ["is_affirmation", "is_affirmative"]
+
+# Words that by themselves say "yes".
+AFFIRMING = frozenset(
     {
-        "yes", "yeah", "yep", "yup", "yea", "ya", "correct", "right", "sure", "ok", "okay",
-        "perfect", "great", "exactly", "confirmed", "confirm", "absolutely", "definitely",
-        "affirmative", "indeed", "fine", "good", "sounds good", "that's right", "thats right",
-        "that's correct", "thats correct", "looks right", "looks good", "all good", "yes please",
-        "of course", "certainly",
+        "yes", "yeah", "yep", "yup", "yea", "ya", "yah", "aye", "mhm", "correct", "right",
+        "sure", "ok", "okay", "alright", "perfect", "great", "exactly", "confirmed", "confirm",
+        "absolutely", "definitely", "affirmative", "indeed", "certainly", "fine", "good",
+        "precisely", "totally", "yes'm", "yessir", "proceed", "accurate", "agreed",
+        "excellent", "wonderful", "lovely", "brilliant", "cool", "awesome", "fantastic",
+        "splendid", "superb",
     }
 )  # fmt: skip
-CORRECTION_SIGNALS = frozenset(
+# Multi-word affirmations whose words are not affirming on their own.
+AFFIRMING_PHRASES: tuple[tuple[str, ...], ...] = (
+    ("uh", "huh"), ("mm", "hmm"), ("sounds", "good"), ("go", "ahead"), ("of", "course"),
+    ("that", "works"), ("works", "for", "me"), ("you", "bet"), ("you", "got", "it"),
+    ("please", "do"), ("do", "it"), ("spot", "on"), ("by", "all", "means"), ("all", "set"),
+    ("that's", "it"), ("thats", "it"), ("i", "agree"), ("go", "for", "it"), ("will", "work"),
+    ("that'll", "work"), ("would", "work"), ("happy", "with", "that"),
+)  # fmt: skip
+# Words that may surround an affirmation without carrying content of their own. No number,
+# ordinal, date, time, negation or contrast word is here, nor any preposition that an
+# utterance could hang a value on ("for", "to" only as "for me", "to us" below).
+FILLER = frozenset(
     {
-        "but", "actually", "wait", "change", "not", "no", "wrong", "instead", "different",
-        "except", "however", "although", "though", "hold", "update", "make", "nope",
+        "that", "that's", "thats", "this", "it", "it's", "its", "is", "was", "all", "sounds",
+        "sound", "looks", "look", "seems", "thank", "thanks", "you", "so", "much", "very",
+        "please", "oh", "ah", "um", "uh", "er", "erm", "hmm", "mm", "huh", "well", "i", "i'm",
+        "im", "we", "we're", "were", "me", "us", "really", "quite", "just", "be", "would",
+        "will", "that'll", "thatll", "do", "does", "go", "ahead", "and", "a", "the", "lot",
+        "sir", "madam", "ma'am", "mate", "dear", "of", "course", "spot", "on", "bet", "got",
+        "by", "means", "set", "works", "work", "agree", "happy", "with", "everything",
+        "there", "there's", "theres", "you're", "youre", "understood", "seem", "completely",
+        "entirely", "perfectly", "pretty", "super", "nice", "kind", "kindly", "cheers", "hey", "then",
     }
 )  # fmt: skip
-_STRIP_PUNCT = str.maketrans("", "", ".,;:!?\"'")
-_MAX_WORDS = 5
+# Prepositions allowed only before a pronoun ("sounds good to me"): "for" and "to" alone may
+# be a mis-heard "four" or "two", or carry a value ("for eight").
+PRONOUN_PREPOSITIONS = frozenset({"for", "to"})
+PRONOUNS = frozenset({"me", "us", "it"})
+# Never allowed, even as a word of a pending value: negation, contrast, numbers and dates.
+NEVER = frozenset(
+    {
+        "no", "not", "nope", "nah", "never", "don't", "dont", "isn't", "isnt", "wasn't",
+        "but", "actually", "instead", "wait", "change", "hold", "except", "however",
+        "though", "although", "wrong", "different", "rather", "update", "make", "cancel",
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "first", "second", "third", "fourth", "fifth", "last", "next",
+        "today", "tomorrow", "tonight", "yesterday", "noon", "midnight", "am", "pm",
+        "january", "february", "march", "april", "may", "june", "july", "august",
+        "september", "october", "november", "december", "monday", "tuesday", "wednesday",
+        "thursday", "friday", "saturday", "sunday", "weekend", "week", "month",
+    }
+)  # fmt: skip
+# Anything but letters, apostrophes, spaces and sentence punctuation marks a value
+# (digits, "@", "/", "#", "%", "$", "+", "&", "=" …).
+_VALUE_MARK = re.compile(r"[^\w\s'.,!;:\-\u2014\u2013\u2026\"()]|\d|_")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def _words(text: str) -> list[str]:
-    return [w.translate(_STRIP_PUNCT) for w in text.lower().split() if w.translate(_STRIP_PUNCT)]
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def _pending_words(pending: Iterable[JsonValue]) -> frozenset[str]:
+    words: set[str] = set()
+    for value in pending:
+        if isinstance(value, str):
+            words.update(w for w in _words(value) if w not in NEVER)
+    return frozenset(words)
+
+
+def _has_phrase(words: list[str]) -> bool:
+    joined = f" {' '.join(words)} "
+    return any(f" {' '.join(p)} " in joined for p in AFFIRMING_PHRASES)
+
+
+def _allowed(words: list[str], i: int, own: frozenset[str]) -> bool:
+    word = words[i]
+    if word in NEVER:
+        return False
+    if word in AFFIRMING or word in FILLER or word in own:
+        return True
+    following = words[i + 1] if i + 1 < len(words) else ""
+    return word in PRONOUN_PREPOSITIONS and following in PRONOUNS
+
+
+def is_affirmation(
+    text: str, pending: Iterable[JsonValue] = (), others: Iterable[JsonValue] = ()
+) -> bool:
+    """True when ``text`` confirms and carries nothing of its own.
+
+    Args:
+        text: The caller's reply to a readback or confirmation question.
+        pending: The values awaiting confirmation; a word of one of them may be repeated
+            ("Yes, Chen" for the name Chen), except numbers, dates and negations.
+        others: Values the caller could pick instead (an enum slot's ``values``): a word of
+            one that is not a pending value's word names a different value ("Yes, great"
+            when "good" is pending), so it is never an affirmation.
+
+    Returns:
+        True only for a reply made of affirming, politeness and filler words (and words of
+        the pending values), with at least one affirming word or phrase, no question mark,
+        no digit and no symbol that marks a value.
+    """
+    text = text.replace("\u2019", "'")
+    if "?" in text or _VALUE_MARK.search(text):
+        return False
+    words = _words(text)
+    if not words:
+        return False
+    own = _pending_words(pending)
+    if (_pending_words(others) - own) & set(words):
+        return False
+    if not all(_allowed(words, i, own) for i in range(len(words))):
+        return False
+    return any(w in AFFIRMING for w in words) or _has_phrase(words)
 
 
 def is_affirmative(text: str) -> bool:
-    """True for a short, pure affirmative such as "Yes, that's correct".
-
-    Only messages of at most five words whose first word is an affirmative and that carry no
-    correction signal ("Yes, but make it 6") qualify; longer messages go to the LLM.
-    """
-    normalized = text.lower().strip().rstrip(".,!? ")
-    if normalized in AFFIRMATIVES:
-        return True
-    words = _words(normalized)
-    if not words or len(words) > _MAX_WORDS or words[0] not in AFFIRMATIVES:
-        return False
-    return not any(w in CORRECTION_SIGNALS for w in words[1:])
-
-
-def starts_affirmative(text: str) -> bool:
-    """True when the first word affirms and no correction signal follows in the next three."""
-    words = _words(text)
-    if not words or words[0] not in AFFIRMATIVES:
-        return False
-    return not any(w in CORRECTION_SIGNALS for w in words[1:4])
+    """``is_affirmation`` with no pending values to repeat."""
+    return is_affirmation(text)

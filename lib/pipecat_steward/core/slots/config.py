@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pipecat_steward.core.variables import JsonValue, VariableType
 
 __all__ = [
+    "ConfirmBefore",
     "FlowConfig",
     "OnExhaust",
     "OnFailure",
@@ -138,6 +139,20 @@ class OnInputDeclined(_Model):
     then: str | ThenCall | None = None
 
 
+class ConfirmBefore(_Model):
+    """A final read-back of a whole terminal or irreversible task before it fires.
+
+    Attributes:
+        say: The question; ``{summary}`` is every input the task will use, formatted as in a
+            readback, in input order.
+        ask_optional: Ask each optional input the caller has not been asked yet (once) before
+            the summary.
+    """
+
+    say: str = "Before I go ahead: {summary}. Shall I go ahead?"
+    ask_optional: bool = True
+
+
 class TaskConfig(_Model):
     """One backend task (seed 000 §2.2, §12.4)."""
 
@@ -149,6 +164,8 @@ class TaskConfig(_Model):
     success_check: str | None = "success"
     terminal: bool = False
     readback_inputs: bool = False
+    irreversible: bool = False
+    confirm_before: bool | ConfirmBefore = False
     rerun_on_new_input: bool = False
     """Run again when a new value fills one of its inputs after it ran (a search that must
     take a constraint the caller adds); by default only a correction re-runs a task."""

@@ -1,7 +1,7 @@
 """``step``: one engine invocation per LLM inference (seed 000 §3 ``_run_slot_filling``).
 
 The turn pipeline runs in the seed's order: gate, event pre-fill, state-change detection,
-auto-promote and deferred routing, auto-deactivation, auto-confirm, inline confirm, declined
+auto-promote and deferred routing, auto-deactivation, auto-confirm, declined
 inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
 the DAG decision. The first stage that settles the turn returns its action; the rest are
 skipped. Everything is pure: the caller's state is copied, and time and randomness are not used
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipecat_steward.core.slots import exits
+from pipecat_steward.core.slots import exits, summary
 from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
-from pipecat_steward.core.slots.affirm import is_affirmative, starts_affirmative
+from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.dag import (
     AllDone,
@@ -123,8 +123,9 @@ def _detect_change(turn: Turn, _: object) -> None:
     state = turn.state
     if state.revision == state.seen_revision:
         return None
-    if not state.auto_confirm_pending:
-        state.steer_back_turns = 0
+    # Any change of state is progress: a setter, a confirmation (by code or by the LLM), a
+    # decline, a correction or a task result.
+    state.steer_back_turns = 0
     state.auto_confirm_pending = False
     turn.log("progress", revision=state.revision)
     return None
@@ -133,8 +134,11 @@ def _detect_change(turn: Turn, _: object) -> None:
 def _promote_and_route(turn: Turn, _: object) -> None:
     flow, state = turn.flow, turn.state
     promoted = state.promoted
+    held = state.summary_slots  # a confirm_before summary holds its inputs pending
     pending = [
-        (n, r) for n, r in state.slots.items() if r.status == "pending" and n not in promoted
+        (n, r)
+        for n, r in state.slots.items()
+        if r.status == "pending" and n not in promoted and n not in held
     ]
     for name, record in pending:
         if not flow.slot[name].config.requires_readback:
@@ -166,25 +170,22 @@ def _deactivate(turn: Turn, _: object) -> None:
 
 
 def _auto_confirm(turn: Turn, _: object) -> Draft | None:
+    """Code confirms a heard readback only when the reply carries nothing of its own.
+
+    Any other reply — "yes, for 6", "yes, and my wife has an allergy", a question — goes to
+    the LLM with the readback still in force: it confirms, rejects or corrects with tools.
+    """
     state = turn.state
     if not (turn.user_text and state.had_pending):
         return None
-    pending = [n for n, r in state.slots.items() if r.status == "pending"]
-    if not pending:
+    pending = [r.value for r in state.slots.values() if r.status == "pending"]
+    choices = [v for s in turn.flow.slots for v in s.config.values]
+    if not pending or not is_affirmation(turn.user_text, pending, choices):
         return None
-    if is_affirmative(turn.user_text):
-        state.auto_confirm_pending = True
-        turn.log("auto_confirm", user_msg=turn.user_text)
-        call = ToolCall("confirm_pending", {}, "confirm")
-        return Draft("readback", preempt=True, force_preempt=True, calls=(call,))
-    if starts_affirmative(turn.user_text):
-        for name in pending:
-            r = state.slots[name]
-            put(state, name, SlotRecord("filled", r.value, r.source, r.origin, state.turn))
-        state.promoted = []
-        turn.inline_confirmed = True
-        turn.log("auto_confirm_inline", committed=list(pending))
-    return None
+    state.auto_confirm_pending = True
+    turn.log("auto_confirm", user_msg=turn.user_text)
+    call = ToolCall("confirm_pending", {}, "confirm")
+    return Draft("readback", preempt=True, force_preempt=True, calls=(call,))
 
 
 def _deflected(turn: Turn, _: object) -> None:
@@ -209,6 +210,8 @@ def _evaluate(turn: Turn) -> Draft:
     decision = turn.announce_cascade()
     if isinstance(decision, Ask) and exits.check_completion(turn):
         decision = AllDone()
+    if isinstance(decision, Fire):
+        decision = summary.fire_or_confirm(turn, decision)
     match decision:
         case Fire():
             return _fire(turn, decision)
@@ -223,9 +226,6 @@ def _evaluate(turn: Turn) -> Draft:
 
 
 def _fire(turn: Turn, decision: Fire) -> Draft:
-    if turn.inline_confirmed:
-        # The LLM must first call setters for the new content of "yes, and …" (§7.3a).
-        return turn.llm_action(decision, "")
     exits.re_defer(turn, decision.tasks)
     calls = tuple(_executor_call(turn, name) for name in decision.tasks)
     turn.log("fire", tasks=list(decision.tasks))
@@ -247,7 +247,7 @@ def _executor_call(turn: Turn, task_name: str) -> ToolCall:
 
 
 def _readback(turn: Turn, decision: AwaitReadback) -> Draft:
-    text = turn.readback(decision.slots)
+    text = summary.summary_text(turn, decision.slots) or turn.readback(decision.slots)
     if turn.promoted_now or any(n in turn.state.promoted for n in decision.slots):
         turn.hints.append(turn.scope_hint(decision.slots))
     turn.asks = decision.slots
@@ -262,16 +262,28 @@ def _ask(turn: Turn, decision: Ask) -> Draft:
     turn.asks = decision.slots
     turn.ask_response(decision.slots)
     if turn.readback_transition:
-        prefix = turn.transition_prefix()
-        return turn.preempt_action(decision, f"{prefix} {question}".strip(), phase="collection")
+        # Announce messages that became due with the confirmation are said, not dropped.
+        parts = [turn.transition_prefix(), *turn.announce_messages, question]
+        message = " ".join(p for p in parts if p)
+        force = turn.announce_force
+        return turn.preempt_action(decision, message, force=force, phase="collection")
     if turn.task_message:
-        return turn.preempt_action(decision, turn.task_message, phase="collection")
+        # A then_say that asks a question asks the unblocked slot itself; a status-only
+        # then_say ("Good news, we have openings.") is followed by the question.
+        if _asks_something(turn.task_message):
+            return turn.preempt_action(decision, turn.joined_messages(), phase="collection")
+        message = f"{turn.joined_messages()} {question}"
+        return turn.preempt_action(decision, message, phase="collection")
     if turn.announce_messages:
         message = f"{turn.joined_messages()} {question}".strip()
         if turn.announce_force:
             return turn.preempt_action(decision, message, force=True, phase="collection")
         return turn.llm_action(decision, message)
     return turn.llm_action(decision, question)
+
+
+def _asks_something(text: str) -> bool:
+    return "?" in text
 
 
 def _all_done(turn: Turn, decision: AllDone) -> Draft:
@@ -288,6 +300,7 @@ _STAGES: tuple[Callable[[Turn, Mapping[str, Any] | None], Draft | None], ...] = 
     _detect_change,
     _deflected,
     _promote_and_route,
+    summary.settle,
     _gate,
     _deactivate,
     _auto_confirm,

@@ -6,9 +6,8 @@ Each stage takes the ``Turn`` and returns a ``Draft`` action when it settles the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from pipecat_steward.core.slots import prompt
+from pipecat_steward.core.slots import prompt, summary
 from pipecat_steward.core.slots.action import Hint, ToolCall
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.config import OnExhaust, ThenCall
@@ -134,9 +133,12 @@ def steer_back(turn: Turn, _: object) -> Draft | None:
         return None
     question = _current_question(turn)
     if turns >= cfg.hard_after and question:
+        # The caller's words of this turn may hold the answer: the LLM runs with a firm
+        # directive and can call the setter; nothing the caller said is thrown away.
         state.hard_steer_yielded = True
         turn.log("steer_back_hard", turns=turns, msg=question)
-        return turn.preempt_action(None, question, force=True, phase=_phase(state))
+        turn.hints.append(Hint("steer_back", render(_HARD_DIRECTIVE, {"question": question})))
+        return None
     if turns >= cfg.soft_after and question:
         directive = render(cfg.directive, {"question": question})
         turn.log("steer_back_soft", turns=turns, directive=directive)
@@ -144,14 +146,17 @@ def steer_back(turn: Turn, _: object) -> Draft | None:
     return None
 
 
-def _phase(state: SessionState) -> Any:
-    return "readback" if has_status(state, "pending") else "collection"
+_HARD_DIRECTIVE = (
+    "The conversation has drifted for several turns. If the caller's last words answer the "
+    "open question, call its setter. Otherwise answer them in one short sentence at most and "
+    "then ask exactly: {question}"
+)
 
 
 def _current_question(turn: Turn) -> str:
     decision = decide(turn.flow, turn.state)
     if isinstance(decision, AwaitReadback):
-        return turn.readback(decision.slots)
+        return summary.summary_text(turn, decision.slots) or turn.readback(decision.slots)
     names = getattr(decision, "slots", ())
     return turn.ask_directive(names) if names and not getattr(decision, "tasks", ()) else ""
 

@@ -39,7 +39,9 @@ _READBACK = (
     "Values are awaiting the caller's confirmation.\n"
     "- Read back the values in the <system_directive> and ask whether they are correct.\n"
     "- If the caller confirms, call confirm_pending; if they reject, call reject_pending.\n"
-    "- If they change a value, call that value's setter with the new value."
+    "- If they change a value, call that value's setter with the new value.\n"
+    "- If they confirm and add something new, call confirm_pending and the setters for the "
+    "new details."
 )
 
 _READBACK_BLOCK = f"<readback_protocol>\n{_READBACK}\n</readback_protocol>"

@@ -62,7 +62,6 @@ class Turn:
         "flow",
         "fresh_deferred",
         "hints",
-        "inline_confirmed",
         "promoted_now",
         "readback_transition",
         "response",
@@ -95,7 +94,6 @@ class Turn:
         self.fresh_deferred: list[str] = []
         self.promoted_now: list[str] = []
         self.asks: tuple[str, ...] = ()
-        self.inline_confirmed = False
         self.readback_transition = False
         self.yielded = False
 
@@ -111,7 +109,7 @@ class Turn:
         if state.hard_steer_yielded:
             state.hard_steer_yielded = False
             self.yielded = True
-        else:
+        elif state.turn > 1:  # the greeting turn is not a turn without progress
             state.steer_back_turns += 1
 
     def log(self, tag: str, **data: object) -> None:
@@ -223,7 +221,6 @@ class Turn:
             response,  # response
             action.calls,  # calls
             self.asks,  # asks
-            self.inline_confirmed,  # inline_confirmed
             tuple(self.events),  # events
         )
 

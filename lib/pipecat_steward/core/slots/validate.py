@@ -13,7 +13,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pydantic import ValidationError
 
 from pipecat_steward.core.expressions import parse_condition
-from pipecat_steward.core.slots.config import FlowConfig, OnExhaust, SlotConfig, ThenCall
+from pipecat_steward.core.slots.config import (
+    ConfirmBefore,
+    FlowConfig,
+    OnExhaust,
+    SlotConfig,
+    TaskConfig,
+    ThenCall,
+)
 from pipecat_steward.exceptions import ConfigError, ExpressionError
 
 __all__ = ["STEWARD_TOOLS", "check_flow", "load_flow_config", "placeholders", "sources_of"]
@@ -176,11 +183,29 @@ def _task_refs(ctx: _Context) -> Iterator[ConfigError]:
                 yield ctx.unknown(f"tasks[{i}].outputs.{key}", slot)
         if task.tool in STEWARD_TOOLS:
             yield ConfigError(f"tasks[{i}].tool", f"{task.tool!r} is a steward tool; rename it")
-        if task.rerun_on_new_input and task.terminal:
+        if task.rerun_on_new_input and (task.terminal or task.irreversible):
             yield ConfigError(
                 f"tasks[{i}].rerun_on_new_input",
-                "a terminal task ends the flow and cannot run again; remove one of the two",
+                "a terminal or irreversible task must not run again on its own; "
+                "remove rerun_on_new_input (a correction still re-runs it after confirmation)",
             )
+        if task.confirm_before:
+            yield from _confirm_before(ctx, i, task)
+
+
+def _confirm_before(ctx: _Context, i: int, task: TaskConfig) -> Iterator[ConfigError]:
+    path = f"tasks[{i}].confirm_before"
+    if not (task.terminal or task.irreversible):
+        yield ConfigError(
+            path,
+            "confirm_before guards a task that cannot be undone; mark the task "
+            "`terminal: true` or `irreversible: true`, or remove confirm_before",
+        )
+    by_name = {s.name: s for s in ctx.flow.slots}
+    if not any(n in by_name and "user" in sources_of(by_name[n]) for n in task.inputs):
+        yield ConfigError(
+            path, "confirm_before reads back what the caller gave: add a user slot to `inputs`"
+        )
 
 
 def _cycles(ctx: _Context) -> Iterator[ConfigError]:
@@ -287,6 +312,8 @@ def _template_texts(flow: FlowConfig) -> Iterator[tuple[str, str]]:
         yield from _exhaust_texts(f"slots[{i}].validation.on_exhaust", slot.validation.on_exhaust)
     for i, task in enumerate(flow.tasks):
         yield f"tasks[{i}].then_say", task.then_say
+        if isinstance(task.confirm_before, ConfirmBefore):
+            yield f"tasks[{i}].confirm_before.say", task.confirm_before.say
         yield f"tasks[{i}].on_failure.retry_say", task.on_failure.retry_say
         yield from _exhaust_texts(f"tasks[{i}].on_failure.on_exhaust", task.on_failure.on_exhaust)
     yield from _exhaust_texts("steer_back.on_exhaust", flow.steer_back.on_exhaust)

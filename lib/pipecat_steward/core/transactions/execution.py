@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from pipecat_steward.core.slots.affirm import is_affirmative
+from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.transactions.intents import (
     CONFIRM_TOOL,
     CONFIRMATION_TOOLS,
@@ -151,8 +151,9 @@ ConfirmationGate = ConfirmedByCode | AskLLM
 
 def confirmation_gate(state: TransactionState, user_text: str) -> ConfirmationGate:
     """Decide how to read the caller's answer to the confirmation question."""
-    _in(state, S.AWAITING_CONFIRMATION, "read a confirmation")
-    return ConfirmedByCode() if is_affirmative(user_text) else AskLLM()
+    txn = _in(state, S.AWAITING_CONFIRMATION, "read a confirmation")
+    pending = list(txn.arguments.values())
+    return ConfirmedByCode() if is_affirmation(user_text, pending) else AskLLM()
 
 
 @dataclass(frozen=True, slots=True)
