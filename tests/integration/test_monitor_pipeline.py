@@ -131,7 +131,7 @@ async def test_clinic_scenarios_pass_with_the_monitor_finding_the_verdicts() -> 
             traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
         problems += [f"{path.stem} {t['turn']}: {p}"
                      for t, turn in zip(traces, scenario.turns, strict=True)
-                     for p in check_expectations(t, turn.expect)]  # fmt: skip
+                     for p in check_expectations(t, turn.checks)]  # fmt: skip
         assert monitor.stats.failures == monitor.stats.discarded == 0
         assert sum(t["slm_calls"] for t in traces) == monitor.stats.slm_calls
         calls, turns = calls + monitor.stats.slm_calls, turns + len(traces)
