@@ -96,7 +96,9 @@ def _bot_in_order(said: str, wanted: Sequence[str]) -> list[str]:
     return []
 
 
-def _fields(label: str, got: Mapping[str, Any], want: Mapping[str, Any], sep: str = ".") -> list[str]:
+def _fields(
+    label: str, got: Mapping[str, Any], want: Mapping[str, Any], sep: str = "."
+) -> list[str]:
     return [
         f"{label}{sep}{k}: expected {v!r}, got {got.get(k)!r}"
         for k, v in want.items()
