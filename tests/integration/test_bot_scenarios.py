@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pipecat.evals.scenario import EvalScenarioFile, EvalScriptScenario
 
+from pipecat_steward.testing.expectations import check_events
 from pipecat_steward.testing.scenario import load_scenarios
 from pipecat_steward.testing.simulate import check_expectations, run_scenario
 
@@ -52,6 +53,6 @@ async def test_scenario(path: Path) -> None:
         problems = [
             f"turn {t['turn']} ({t['user']!r}): {p}"
             for t, turn in zip(traces, scenario.turns, strict=True)
-            for p in check_expectations(t, turn.checks)
+            for p in check_expectations(t, turn.checks) + check_events(t, turn.events)
         ]
         assert problems == []
