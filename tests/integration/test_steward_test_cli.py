@@ -125,13 +125,18 @@ def test_pipecat_event_expectations_are_checked_offline(
     assert "expect #1" not in out and "expect #2" not in out
 
 
-def test_persona_simulations_are_left_to_pipecat_eval(tmp_path: Path) -> None:
+def test_persona_simulations_are_left_to_pipecat_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = CANCEL.read_text() + (
         "  - name: persona\n    persona: a hurried caller\n"
         "    goal: cancel order PED-1001\n    success: the order is cancelled\n"
     )
     path = _write(tmp_path, "both", text)
     assert [s.name for s in load_scenarios(path)] == ["cancel_order/scripted"]
+    assert main(["test", str(ORDER_DESK), str(path), "--direct"]) == 0
+    out = capsys.readouterr().out
+    assert "SKIP cancel_order/persona (a persona simulation: run it with pipecat eval)" in out
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["pipeline", "direct"])

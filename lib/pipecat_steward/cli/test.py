@@ -81,10 +81,12 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run_all(agent_dir: Path, files: list[Path], direct: bool) -> list[Outcome]:
     from pipecat_steward.agent.loader import load_agent
-    from pipecat_steward.testing.scenario import load_scenarios
+    from pipecat_steward.testing.scenario import load_scenarios, simulation_names
 
     agent = load_agent(agent_dir)
     scenarios = [s for f in files for s in load_scenarios(f)]  # every file loads before any run
+    for name in [n for f in files for n in simulation_names(f)]:
+        print(f"SKIP {name} (a persona simulation: run it with pipecat eval)")
     outcomes: list[Outcome] = []
     for scenario in scenarios:
         outcome = await _play(agent, scenario, direct)

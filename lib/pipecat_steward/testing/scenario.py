@@ -34,6 +34,7 @@ __all__ = [
     "check_expectations",
     "load_scenario",
     "load_scenarios",
+    "simulation_names",
     "scripted_backend",
     "trace_turn",
     "turn_record",
@@ -150,6 +151,19 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
     defaults = {k: v for k, v in data.items() if k != "scenarios"}
     merged = [{**defaults, **e, "name": f"{data.get('name')}/{e.get('name')}"} for e in entries]
     return [_parse(m, path) for m in merged if not any(k in m for k in _SIMULATION_KEYS)]
+
+
+def simulation_names(path: str | Path) -> list[str]:
+    """The names of a scenario file's persona simulations (which ``load_scenarios`` skips)."""
+    data = load_yaml(Path(path))
+    entries = data.get("scenarios") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return []
+    return [
+        f"{data.get('name')}/{e.get('name')}"
+        for e in entries
+        if isinstance(e, dict) and any(k in e for k in _SIMULATION_KEYS)
+    ]
 
 
 def load_scenario(path: str | Path) -> Scenario:
