@@ -1,6 +1,8 @@
 """``steward simulate AGENT_DIR SCENARIO``: run a scenario through the real pipeline, offline.
 
-Prints a readable transcript, or one JSON object per caller turn with ``--json``.
+Prints a readable transcript, or one JSON object per caller turn with ``--json``. A folder (or a
+file holding several scenarios) prints a ``== name`` header before each scenario's transcript.
+Checking expectations is ``steward test``'s job.
 ``--metrics`` summarises a set of scenarios (a file or a folder of them) with seed 003's
 conversation-quality measures.
 """
@@ -24,7 +26,7 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
     parser.add_argument(
-        "scenario", type=Path, help="scenario file, or a folder of them with --metrics"
+        "scenario", type=Path, help="scenario file, or a folder of them (a header per scenario)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per caller turn")
     parser.add_argument("--metrics", action="store_true", help="summarise conversation quality")
