@@ -45,7 +45,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def _planted(tmp_path: Path) -> Path:
     """cancel_order with four wrong expectations on turns 2 and 3."""
     text = CANCEL.read_text().replace("name: cancel_order", "name: planted", 1)
-    text = text.replace('fired: [check_cancellable]', 'fired: [cancel_order]')
+    text = text.replace("fired: [check_cancellable]", "fired: [cancel_order]")
     text = text.replace(
         'bot: ["Shall I cancel order PED-1001?"]', 'bot: ["PED-1001", "Shall I cancel"]'
     )
@@ -92,7 +92,9 @@ def test_unknown_expectation_key_is_a_load_error_naming_the_turn(
 ) -> None:
     text = CANCEL.read_text().replace("bot_source: [preempt]", "bot_sauce: [preempt]")
     path = _write(tmp_path, "typo", text)
-    with pytest.raises(StewardError, match=r"turn 2\.steward.*'bot_sauce'; did you mean 'bot_source'"):
+    with pytest.raises(
+        StewardError, match=r"turn 2\.steward.*'bot_sauce'; did you mean 'bot_source'"
+    ):
         load_scenario(path)
     assert main(["test", str(ORDER_DESK), str(path)]) == 2
     assert "bot_sauce" in capsys.readouterr().err
