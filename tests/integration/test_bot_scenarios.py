@@ -6,28 +6,53 @@ from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's impo
 
 # isort: split
 
+import warnings
 from pathlib import Path
 
 import pytest
+from pipecat.evals.scenario import EvalScenarioFile, EvalScriptScenario
 
-from pipecat_steward.testing.simulate import check_expectations, load_scenario, run_scenario
+from pipecat_steward.testing.expectations import check_events
+from pipecat_steward.testing.scenario import load_scenarios
+from pipecat_steward.testing.simulate import check_expectations, run_scenario
 
-BOTS = Path(__file__).resolve().parents[2] / "bots"
-SCENARIOS = sorted(p for p in BOTS.glob("*/scenarios/*.yaml"))
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = sorted(p.parent for p in (ROOT / "bots").glob("*/agent.yaml"))
+SCENARIOS = sorted(p for p in (ROOT / "bots").glob("*/scenarios/*.yaml"))
+ALL_SCENARIO_FILES = SCENARIOS + sorted((ROOT / "tests" / "fixtures").rglob("*/part*.yaml"))
 
 
 def test_every_bot_has_scenarios() -> None:
-    assert {p.parts[-3] for p in SCENARIOS} >= {"bella_notte"}
+    assert BOTS, "no example bots found"
+    scripted = {p.parts[-3] for p in SCENARIOS if load_scenarios(p)}
+    assert scripted == {b.name for b in BOTS}
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parts[-3]}/{p.stem}" for p in SCENARIOS])
+def test_no_scenario_files_outside_scenarios_folders() -> None:
+    strays = [p for b in BOTS for p in b.glob("*.yaml") if p.name != "agent.yaml"]
+    assert strays == []
+
+
+@pytest.mark.parametrize("path", ALL_SCENARIO_FILES, ids=lambda p: f"{p.parts[-3]}/{p.stem}")
+def test_pipecat_eval_loads_every_scenario_file(path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the deprecated top-level shape warns
+        loaded = EvalScenarioFile.load(path)
+    ours = load_scenarios(path)
+    scripted = [s for s in loaded if isinstance(s, EvalScriptScenario)]
+    assert [s.name for s in scripted] == [s.name for s in ours]
+    for theirs, mine in zip(scripted, ours, strict=True):
+        assert [t.user for t in theirs.turns] == [t.user for t in mine.turns]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: f"{p.parts[-3]}/{p.stem}")
 async def test_scenario(path: Path) -> None:
-    scenario = load_scenario(path)
-    traces = await run_scenario(path.parents[1], scenario)
-    assert len(traces) == len(scenario.turns)
-    problems = [
-        f"turn {t['turn']} ({t['user']!r}): {p}"
-        for t, turn in zip(traces, scenario.turns, strict=True)
-        for p in check_expectations(t, turn.expect)
-    ]
-    assert problems == []
+    for scenario in load_scenarios(path):
+        traces = await run_scenario(path.parents[1], scenario)
+        assert len(traces) == len(scenario.turns)
+        problems = [
+            f"turn {t['turn']} ({t['user']!r}): {p}"
+            for t, turn in zip(traces, scenario.turns, strict=True)
+            for p in check_expectations(t, turn.checks) + check_events(t, turn.events)
+        ]
+        assert problems == []

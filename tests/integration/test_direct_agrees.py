@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipecat_steward.testing.direct import run_scenario_direct
-from pipecat_steward.testing.scenario import load_scenario
+from pipecat_steward.testing.scenario import load_scenarios
 from pipecat_steward.testing.simulate import run_scenario
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
@@ -33,7 +33,7 @@ KEYS = (
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parts[-3]}/{p.stem}" for p in SCENARIOS])
 async def test_direct_player_matches_the_pipeline(path: Path) -> None:
-    scenario = load_scenario(path)
-    piped = await run_scenario(path.parents[1], scenario)
-    direct = await run_scenario_direct(path.parents[1], load_scenario(path))
-    assert [{k: t[k] for k in KEYS} for t in direct] == [{k: t[k] for k in KEYS} for t in piped]
+    for scenario in load_scenarios(path):
+        piped = await run_scenario(path.parents[1], scenario)
+        direct = await run_scenario_direct(path.parents[1], scenario.model_copy(deep=True))
+        assert [{k: t[k] for k in KEYS} for t in direct] == [{k: t[k] for k in KEYS} for t in piped]

@@ -48,7 +48,9 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The llama.cpp server on 127.0.0.1, up for this module's tests, then stopped."""
     missing = missing_parts()
     if missing:
-        pytest.fail(f"local LLM tier not installed: {', '.join(missing)}; run scripts/setup")
+        pytest.fail(
+            f"local LLM tier not installed: {', '.join(missing)}; run scripts/setup --local-llm"
+        )
     with llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
         yield url
 

@@ -25,6 +25,7 @@ from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.slm import SLMClient
 from pipecat_steward.storage.ledger import MemoryLedger
 from pipecat_steward.testing import Call, FunctionStep, Say, ScriptedLLM, TextPipeline
+from pipecat_steward.testing.scenario import load_scenarios
 from pipecat_steward.testing.scripted_llm import ContextSnapshot
 from pipecat_steward.testing.scripted_slm import (
     Answer,
@@ -39,7 +40,7 @@ from pipecat_steward.testing.scripted_slm import (
 from pipecat_steward.testing.simulate import check_expectations, load_scenario
 
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
-SCENARIOS = sorted((CLINIC / "scenarios").glob("*.yaml"))
+SCENARIOS = [s for p in sorted((CLINIC / "scenarios").glob("*.yaml")) for s in load_scenarios(p)]
 AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment",
             "headshot")  # fmt: skip
 
@@ -124,14 +125,13 @@ async def test_clinic_scenarios_pass_with_the_monitor_finding_the_verdicts() -> 
     """Later-turn verdicts come from the monitor, not injection; checks per turn stay <= 0.3."""
     calls = turns = 0
     problems: list[str] = []
-    for path in SCENARIOS:
-        scenario = load_scenario(path)
+    for scenario in SCENARIOS:
         oracle = VerdictOracle()
         async with ScriptedSLM(answer=oracle, latency=0.05) as slm:
             traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
-        problems += [f"{path.stem} {t['turn']}: {p}"
+        problems += [f"{scenario.name} {t['turn']}: {p}"
                      for t, turn in zip(traces, scenario.turns, strict=True)
-                     for p in check_expectations(t, turn.expect)]  # fmt: skip
+                     for p in check_expectations(t, turn.checks)]  # fmt: skip
         assert monitor.stats.failures == monitor.stats.discarded == 0
         assert sum(t["slm_calls"] for t in traces) == monitor.stats.slm_calls
         calls, turns = calls + monitor.stats.slm_calls, turns + len(traces)

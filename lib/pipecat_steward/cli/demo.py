@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat_steward.agent.conversation import Call, Conversation, Inference, TurnRecord
-from pipecat_steward.agent.loader import Agent, load_agent, load_yaml
+from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.state import SessionState
+
+if TYPE_CHECKING:
+    from pipecat_steward.testing.scenario import ScenarioInference
 
 BOTS = Path(__file__).resolve().parents[3] / "bots"
 
@@ -29,27 +32,26 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play the scenario and print each turn with the slot state."""
+    from pipecat_steward.testing.scenario import load_scenario
+
     agent = load_agent(args.agent)
-    scenario = load_yaml(Path(args.agent) / "scenarios" / f"{args.scenario}.yaml")
+    scenario = load_scenario(Path(args.agent) / "scenarios" / f"{args.scenario}.yaml")
     conv = Conversation(
         agent.flow,
         agent.tools,
-        event_data=scenario.get("event_data"),
-        channel=scenario.get("channel"),
+        event_data=scenario.event_data or None,
+        channel=scenario.channel,
     )
-    print(f"== {agent.name}: {scenario.get('name', args.scenario)}")
-    for number, turn in enumerate(scenario["turns"], 1):
-        record = conv.turn(turn["user"], _inferences(turn.get("llm", [])))
+    print(f"== {agent.name}: {scenario.name}")
+    for number, turn in enumerate(scenario.turns, 1):
+        record = conv.turn(turn.user, _inferences(turn.llm))
         _print_turn(number, record, agent, conv.state)
     print(f"== status: {conv.state.status}")
     return 0
 
 
-def _inferences(items: list[dict[str, Any]]) -> list[Inference]:
-    return [
-        Inference([Call(c["name"], c.get("args", {})) for c in i.get("calls", [])], i.get("say"))
-        for i in items
-    ]
+def _inferences(items: list[ScenarioInference]) -> list[Inference]:
+    return [Inference([Call(c.name, c.args) for c in i.calls], i.say) for i in items]
 
 
 def _print_turn(number: int, record: TurnRecord, agent: Agent, state: SessionState) -> None:

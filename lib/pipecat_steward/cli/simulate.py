@@ -1,6 +1,8 @@
 """``steward simulate AGENT_DIR SCENARIO``: run a scenario through the real pipeline, offline.
 
-Prints a readable transcript, or one JSON object per caller turn with ``--json``.
+Prints a readable transcript, or one JSON object per caller turn with ``--json``. A folder (or a
+file holding several scenarios) prints a ``== name`` header before each scenario's transcript.
+Checking expectations is ``steward test``'s job.
 ``--metrics`` summarises a set of scenarios (a file or a folder of them) with seed 003's
 conversation-quality measures.
 """
@@ -24,7 +26,7 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
     parser.add_argument(
-        "scenario", type=Path, help="scenario file, or a folder of them with --metrics"
+        "scenario", type=Path, help="scenario file, or a folder of them (a header per scenario)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per caller turn")
     parser.add_argument("--metrics", action="store_true", help="summarise conversation quality")
@@ -56,16 +58,28 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario(s) and print traces, a transcript or metrics."""
-    if not args.verbose and not args.direct:
-        _quiet_pipecat()
+    if not args.verbose:
+        quiet_pipecat()
+    try:
+        return _run_files(args)
+    except BrokenPipeError:
+        # The reader went away (``steward simulate … --json | head``): stop quietly.
+        _silence_stdout()
+        return 0
+
+
+def _run_files(args: argparse.Namespace) -> int:
     from pipecat_steward.testing.metrics import summarise
+    from pipecat_steward.testing.scenario import load_scenarios
 
     files = sorted(args.scenario.glob("*.yaml")) if args.scenario.is_dir() else [args.scenario]
     if not files:
         print(f"steward simulate: no scenario files in {args.scenario}", file=sys.stderr)
         return 2
     try:
-        runs = [asyncio.run(_run(args, f)) for f in files]
+        scenarios = [s for f in files for s in load_scenarios(f)]
+        headers = len(scenarios) > 1 and not args.metrics and not args.json
+        runs = [asyncio.run(_run(args, s, headers)) for s in scenarios]
     except (StewardError, ValueError) as exc:
         print(f"steward simulate: {exc}", file=sys.stderr)
         return 2
@@ -74,12 +88,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+async def _run(args: argparse.Namespace, scenario: Any, header: bool) -> list[dict[str, Any]]:
     """Run one scenario, checkpointed by identity when ``--store`` is given."""
     from pipecat_steward.agent.checkpointing import Checkpointer
     from pipecat_steward.agent.loader import load_agent
     from pipecat_steward.storage.checkpoints import Identity, open_store
-    from pipecat_steward.testing.scenario import load_scenario
 
     if args.direct:
         from pipecat_steward.testing.direct import run_scenario_direct as run_scenario
@@ -87,7 +108,8 @@ async def _run(args: argparse.Namespace, path: Path) -> list[dict[str, Any]]:
         from pipecat_steward.testing.simulate import run_scenario
 
     agent = load_agent(args.agent)
-    scenario = load_scenario(path)
+    if header:
+        print(f"== {scenario.name}", flush=True)
     if args.monitor:
         return await _monitored(agent, scenario, args)
     printer = None if args.metrics else (lambda t: _print(t, args.json))
@@ -126,7 +148,8 @@ def _print(trace: dict[str, Any], as_json: bool) -> None:
     print(json.dumps(trace, ensure_ascii=False) if as_json else _readable(trace), flush=True)
 
 
-def _quiet_pipecat() -> None:
+def quiet_pipecat() -> None:
+    """Keep only warnings and errors of pipecat's log output (it logs every frame at DEBUG)."""
     from loguru import logger
 
     logger.remove()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ScenarioTurn,
         check_expectations,
         load_scenario,
+        load_scenarios,
         trace_turn,
     )
     from pipecat_steward.testing.script import Call, Say, Step, split_step
@@ -66,7 +67,10 @@ _WHERE = {
         "ScriptItem", "visible_tool_names",
     ),
     "servers": ("ChatCompletionsServer", "GeminiLiveServer", "NovaSonicFake", "RealtimeServer", "nova_sonic_service"),
-    "scenario": ("Scenario", "ScenarioTurn", "check_expectations", "load_scenario", "trace_turn"),
+    "scenario": (
+        "Scenario", "ScenarioTurn", "check_expectations", "load_scenario", "load_scenarios",
+        "trace_turn",
+    ),
     "simulate": ("run_scenario",),
     "direct": ("run_scenario_direct",),
     "scripted_slm": (
@@ -106,6 +110,7 @@ __all__ = [
     "TextTTS",
     "check_expectations",
     "load_scenario",
+    "load_scenarios",
     "nova_sonic_service",
     "run_scenario",
     "run_scenario_direct",

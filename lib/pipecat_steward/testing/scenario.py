@@ -6,22 +6,22 @@ both build on it. The format is documented in ``docs/scenarios.md``.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipecat_steward.agent.dispatch import ToolFn
-from pipecat_steward.agent.loader import Agent, load_yaml
+from pipecat_steward.agent.loader import load_yaml
 from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.transactions import Transaction
+from pipecat_steward.exceptions import StewardError
+from pipecat_steward.testing.backend import scripted_backend
+from pipecat_steward.testing.expectations import check_expectations, unknown_keys
 
 __all__ = [
     "Scenario",
@@ -34,6 +34,8 @@ __all__ = [
     "resume_point",
     "check_expectations",
     "load_scenario",
+    "load_scenarios",
+    "simulation_names",
     "scripted_backend",
     "trace_turn",
     "turn_record",
@@ -66,13 +68,42 @@ class ScenarioVerdict(_Model):
 
 
 class ScenarioTurn(_Model):
-    """One caller turn and what the LLM does in it."""
+    """One caller turn, what the LLM does in it, and what must hold after it.
+
+    ``steward`` holds the steward's checks (see ``check_expectations``); ``expect`` is the
+    ``pipecat eval`` event list (checked offline where a trace can answer it). A mapping under
+    ``expect`` is read as steward checks, the older shape of the file.
+    """
 
     user: str
     variables: dict[str, Any] = Field(default_factory=lambda: {})
     verdict: ScenarioVerdict | None = None
     llm: list[ScenarioInference] = Field(default_factory=lambda: [])
-    expect: dict[str, Any] = Field(default_factory=lambda: {})
+    steward: dict[str, Any] = Field(default_factory=lambda: {})
+    expect: list[dict[str, Any]] | dict[str, Any] = Field(default_factory=lambda: [])
+    # Keys of a ``pipecat eval`` turn that only a live bot uses.
+    send_after: Any = None
+    audio: str | None = None
+    image: str | None = None
+
+    @field_validator("steward")
+    @classmethod
+    def _known_checks(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problems = unknown_keys(value)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    @property
+    def checks(self) -> dict[str, Any]:
+        """The steward checks of this turn."""
+        legacy = self.expect if isinstance(self.expect, dict) else {}
+        return {**legacy, **self.steward}
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The ``pipecat eval`` event expectations of this turn."""
+        return self.expect if isinstance(self.expect, list) else []
 
 
 class Scenario(_Model):
@@ -87,39 +118,82 @@ class Scenario(_Model):
     gate_timeout_s: float | None = None
     task_timeout_s: float | None = None
     turns: list[ScenarioTurn]
+    # Keys of a ``pipecat eval`` scenario that only a live run uses.
+    context: list[dict[str, Any]] | None = None
+    user: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+    stop_on_failure: bool | None = None
+    trigger_disconnect: Any = None
+
+
+_SIMULATION_KEYS = ("persona", "goal", "success")
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    """Read the scripted scenarios of a scenario file, in file order.
+
+    The file is a ``pipecat eval`` scenario file: a ``name`` and a ``scenarios:`` list whose
+    entries inherit the file's other keys (an entry's own key replaces the file's), each named
+    ``<file name>/<entry name>``; or, the older shape, one scenario's keys at the top level.
+    Persona simulations (``persona:``) need a live bot and a caller LLM, so they are skipped
+    here; ``pipecat eval`` runs them.
+
+    Raises:
+        StewardError: naming the file, the scenario and the key (turns counted from 1).
+    """
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise StewardError(f"{path}: a scenario file is a mapping with a 'name:'")
+    entries = data.get("scenarios")
+    if entries is None:
+        return [_parse(data, path)]
+    if not isinstance(entries, list) or not entries:
+        raise StewardError(f"{path}: 'scenarios:' must be a non-empty list")
+    defaults = {k: v for k, v in data.items() if k != "scenarios"}
+    merged = [{**defaults, **e, "name": f"{data.get('name')}/{e.get('name')}"} for e in entries]
+    return [_parse(m, path) for m in merged if not any(k in m for k in _SIMULATION_KEYS)]
+
+
+def simulation_names(path: str | Path) -> list[str]:
+    """The names of a scenario file's persona simulations (which ``load_scenarios`` skips)."""
+    data = load_yaml(Path(path))
+    entries = data.get("scenarios") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return []
+    return [
+        f"{data.get('name')}/{e.get('name')}"
+        for e in entries
+        if isinstance(e, dict) and any(k in e for k in _SIMULATION_KEYS)
+    ]
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario YAML file."""
-    return Scenario.model_validate(load_yaml(Path(path)))
+    """Read the one scripted scenario of a scenario file (see ``load_scenarios``)."""
+    scenarios = load_scenarios(path)
+    if len(scenarios) != 1:
+        raise StewardError(f"{path}: holds {len(scenarios)} scripted scenarios; use load_scenarios")
+    return scenarios[0]
 
 
-def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]]) -> Agent:
-    """The agent with the scenario's scripted backend results in place of its tools."""
-    tools: dict[str, ToolFn] = dict(agent.tools)
-    for name, results in scripted.items():
-        tools[name] = _replayer(name, list(results))
-    return dataclasses.replace(agent, tools=tools)
+def _parse(data: Mapping[str, Any], path: Path) -> Scenario:
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"  {_where(e['loc'])}: {e['msg']}" for e in exc.errors()]
+        name = data.get("name", "?")
+        raise StewardError(f"{path}: scenario {name!r} is invalid:\n" + "\n".join(lines)) from None
 
 
-def _replayer(name: str, results: list[dict[str, Any]]) -> ToolFn:
-    """Replay ``results`` one per call (the last one repeats).
-
-    Two entries script misbehaving user code instead of a result: ``{raise: "text"}`` raises
-    ``RuntimeError("text")`` and ``{hang: true}`` never returns (an awaitable that waits forever).
-    """
-
-    def tool(**_: Any) -> Any:
-        if not results:
-            raise RuntimeError(f"scenario backend for {name!r} has no more results")
-        result = results.pop(0) if len(results) > 1 else dict(results[0])
-        if "raise" in result:
-            raise RuntimeError(str(result["raise"]))
-        if result.get("hang"):
-            return asyncio.Event().wait()
-        return result
-
-    return tool
+def _where(loc: Sequence[int | str]) -> str:
+    """A validation error's location, with turn numbers counted from 1 as traces count them."""
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and i > 0 and loc[i - 1] == "turns":
+            parts[-1] = f"turn {part + 1}"
+        else:
+            parts.append(str(part))
+    return ".".join(parts)
 
 
 class TurnClock:
@@ -300,66 +374,3 @@ def _json(value: object) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
     return str(value)
-
-
-def check_expectations(trace: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
-    """Compare one turn's trace with the scenario's ``expect`` block; return the mismatches.
-
-    Keys: ``bot`` (substrings that must appear in what the bot said, in order), ``bot_source``
-    (the sources of the utterances), ``status``, ``phase``, ``asks``, ``fired`` (tool names),
-    ``llm_calls`` (``name:outcome``), ``slots`` (name → status, or ``{status, value}``),
-    ``visible`` / ``hidden`` (tool names that must / must not be visible at the turn's start),
-    ``events`` (debug-entry tags that must appear this turn).
-    """
-    said = " ".join(b["text"] for b in trace["bot"])
-    problems: list[str] = []
-    for key, want in expect.items():
-        got = _expected_view(key, trace, said)
-        if key == "bot":
-            problems += [f"bot did not say {w!r}: {said!r}" for w in want if w not in said]
-        elif key == "slots":
-            problems += _slot_problems(trace["slots"], want)
-        elif key == "transaction":
-            got_txn = trace["transaction"] or {}
-            problems += [
-                f"transaction.{k}: expected {v!r}, got {got_txn.get(k)!r}"
-                for k, v in want.items()
-                if got_txn.get(k) != v
-            ]
-        elif key == "checklist":
-            steps = (trace["checklist"] or {}).get("steps", {})
-            problems += [
-                f"step {k}: expected {v!r}, got {steps.get(k)!r}"
-                for k, v in want.items()
-                if steps.get(k) != v
-            ]
-        elif key == "events":
-            tags = {e["tag"] for e in trace["events"]}
-            problems += [f"no {t!r} event this turn" for t in want if t not in tags]
-        elif key in ("visible", "hidden"):
-            wrong = [t for t in want if (t in trace["visible_tools"]) != (key == "visible")]
-            problems += [f"{t} should be {key}" for t in wrong]
-        elif got != want:
-            problems.append(f"{key}: expected {want!r}, got {got!r}")
-    return problems
-
-
-def _expected_view(key: str, trace: Mapping[str, Any], said: str) -> Any:
-    views: dict[str, Callable[[], Any]] = {
-        "bot_source": lambda: [b["source"] for b in trace["bot"]],
-        "fired": lambda: [f["tool"] for f in trace["fired"]],
-        "llm_calls": lambda: [f"{c['name']}:{c['outcome']}" for c in trace["llm_calls"]],
-        "gate": lambda: [f"{g['tool']}:{g['decision']}" for g in trace["gate"]],
-    }
-    return views[key]() if key in views else trace.get(key)
-
-
-def _slot_problems(slots: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
-    for name, expected in want.items():
-        got = slots.get(name, {"status": "empty", "value": None})
-        spec = expected if isinstance(expected, dict) else {"status": expected}
-        for field, value in spec.items():
-            if got.get(field) != value:
-                problems.append(f"slot {name}.{field}: expected {value!r}, got {got.get(field)!r}")
-    return problems

@@ -8,9 +8,10 @@ turn yields one trace dict (see ``docs/scenarios.md``).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,13 +85,40 @@ async def run_scenario(
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
     observers: Sequence[BaseObserver] = (),
+    verbose: bool = False,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and the turns already
     completed are skipped, so a killed run can be resumed by running it again. ``observers``
-    watch the pipeline beside the steward's own (a benchmark's timers, say).
+    watch the pipeline beside the steward's own (a benchmark's timers, say). Pipecat's own
+    log output (every frame at DEBUG) is off for the run unless ``verbose``.
     """
+    with _pipecat_logs(verbose):
+        return await _run(agent, scenario, on_turn, checkpointer, observers)
+
+
+@contextlib.contextmanager
+def _pipecat_logs(verbose: bool) -> Iterator[None]:
+    if verbose:
+        yield
+        return
+    from loguru import logger
+
+    logger.disable("pipecat")
+    try:
+        yield
+    finally:
+        logger.enable("pipecat")
+
+
+async def _run(
+    agent: Agent | str | Path,
+    scenario: Scenario,
+    on_turn: Callable[[dict[str, Any]], None] | None,
+    checkpointer: Checkpointer | None,
+    observers: Sequence[BaseObserver] = (),
+) -> list[dict[str, Any]]:
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = scripted_backend(loaded, scenario.backend)
     clock = TurnClock()

@@ -1,0 +1,16 @@
+"""This example bot for pipecat's development runner, and so for ``pipecat eval``.
+
+    python bots/bella_notte/bot.py                      # serves ws://localhost:7860/ws (and /client)
+    pipecat eval run --bot-url ws://localhost:7860/ws bots/bella_notte/scenarios
+
+Needs an LLM: ``OPENAI_API_KEY``, or ``STEWARD_LLM_BASE_URL`` for an OpenAI-compatible server.
+"""
+
+from pathlib import Path
+
+from pipecat_steward.pipecat.runner_bot import runner_bot, serve
+
+bot = runner_bot(Path(__file__).parent)
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,126 @@
+"""``steward test AGENT [SCENARIO...]``: play scenarios and check every expectation.
+
+Each scenario file (or folder of them; the agent's ``scenarios/`` folder when none is named)
+is played through the real pipeline in text mode, or straight through the engine with
+``--direct``. After every turn the trace is checked against the turn's ``steward:`` checks and
+the ``pipecat eval`` expectations a trace can answer. Failures are reported per turn, turns
+counted from 1; the exit code is 0 when everything held, 1 when an expectation failed and 2
+when a file or the agent could not be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.exceptions import StewardError
+
+__all__ = ["Outcome", "add_parser", "run", "scenario_files"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``steward test``."""
+    parser = sub.add_parser("test", help="play scenarios and check their expectations")
+    parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
+    parser.add_argument(
+        "scenarios",
+        type=Path,
+        nargs="*",
+        help="scenario files or folders (default: AGENT/scenarios)",
+    )
+    parser.add_argument(
+        "--direct", action="store_true", help="drive the engine without Pipecat (faster)"
+    )
+    parser.add_argument("--verbose", action="store_true", help="keep pipecat's own log output")
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class Outcome:
+    """What one scenario did: its name, its turn count and the failures per turn."""
+
+    name: str
+    turns: int = 0
+    failures: dict[int, list[str]] = field(default_factory=lambda: {})
+    users: dict[int, str] = field(default_factory=lambda: {})
+
+
+def scenario_files(agent: Path, named: list[Path]) -> list[Path]:
+    """The scenario files to run: each named file, each folder's ``*.yaml``, in order."""
+    files: list[Path] = []
+    for path in named or [agent / "scenarios"]:
+        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return files
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play every scenario, print a report, and return the exit code."""
+    if not args.verbose:
+        from pipecat_steward.cli.simulate import quiet_pipecat
+
+        quiet_pipecat()
+    files = scenario_files(args.agent, list(args.scenarios))
+    if not files:
+        print(f"steward test: no scenario files in {args.scenarios or args.agent / 'scenarios'}")
+        return 2
+    try:
+        outcomes = asyncio.run(_run_all(args.agent, files, args.direct))
+    except (StewardError, ValueError, OSError) as exc:
+        print(f"steward test: {exc}", file=sys.stderr)
+        return 2
+    failed = [o for o in outcomes if o.failures]
+    print(
+        f"{len(outcomes)} scenario(s): {len(outcomes) - len(failed)} passed, {len(failed)} failed"
+    )
+    return 1 if failed else 0
+
+
+async def _run_all(agent_dir: Path, files: list[Path], direct: bool) -> list[Outcome]:
+    from pipecat_steward.agent.loader import load_agent
+    from pipecat_steward.testing.scenario import load_scenarios, simulation_names
+
+    agent = load_agent(agent_dir)
+    scenarios = [s for f in files for s in load_scenarios(f)]  # every file loads before any run
+    for name in [n for f in files for n in simulation_names(f)]:
+        print(f"SKIP {name} (a persona simulation: run it with pipecat eval)")
+    outcomes: list[Outcome] = []
+    for scenario in scenarios:
+        outcome = await _play(agent, scenario, direct)
+        _report(outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+async def _play(agent: Any, scenario: Any, direct: bool) -> Outcome:
+    from pipecat_steward.testing.expectations import check_events, check_expectations
+
+    if direct:
+        from pipecat_steward.testing.direct import run_scenario_direct as play
+    else:
+        from pipecat_steward.testing.simulate import run_scenario as play
+
+    outcome = Outcome(scenario.name, len(scenario.turns))
+    traces = await play(agent, scenario)
+    for trace, turn in zip(traces, scenario.turns, strict=False):
+        problems = check_expectations(trace, turn.checks) + check_events(trace, turn.events)
+        if problems:
+            outcome.failures[trace["turn"]] = problems
+            outcome.users[trace["turn"]] = turn.user
+    if len(traces) < len(scenario.turns):
+        outcome.failures[len(traces) + 1] = ["the scenario stopped before this turn"]
+    return outcome
+
+
+def _report(outcome: Outcome) -> None:
+    if not outcome.failures:
+        print(f"PASS {outcome.name} ({outcome.turns} turns)", flush=True)
+        return
+    print(f"FAIL {outcome.name} ({len(outcome.failures)} of {outcome.turns} turns)")
+    for number, problems in sorted(outcome.failures.items()):
+        user = outcome.users.get(number)
+        print(f"  turn {number}" + (f" ({user!r})" if user is not None else "") + ":")
+        print("\n".join(f"    - {p}" for p in problems), flush=True)

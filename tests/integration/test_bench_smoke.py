@@ -1,0 +1,35 @@
+"""Every benchmark script runs: a few iterations, nothing written, exit 0.
+
+A change that breaks a benchmark (an import, a signature, an event-loop clash) fails here
+instead of the next time someone regenerates docs/benchmarks.md. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE_ARGS: dict[str, list[str]] = {
+    "bench_checkpoints": ["--turns", "3"],
+    "bench_engine": ["--repeats", "1"],
+    "bench_monitor": [],
+    "bench_seam": ["--turns", "2", "--warmup", "0"],
+    "bench_slm": ["--calls", "3", "--no-local-model"],
+}
+
+
+def test_every_bench_script_has_a_smoke_run() -> None:
+    scripts = {p.name for p in (ROOT / "scripts").glob("bench_*")}
+    assert scripts == set(SMOKE_ARGS)
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE_ARGS))
+def test_bench_smoke(name: str) -> None:
+    argv = [sys.executable, str(ROOT / "scripts" / name), *SMOKE_ARGS[name], "--no-write"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip(), "a benchmark prints its section"
