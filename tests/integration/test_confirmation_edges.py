@@ -42,7 +42,7 @@ def _problems(traces: list[dict[str, Any]], path: Path) -> list[str]:
     return [
         f"turn {t['turn']} ({t['user']!r}): {p}"
         for t, turn in zip(traces, scenario.turns, strict=True)
-        for p in check_expectations(t, turn.expect)
+        for p in check_expectations(t, turn.checks)
     ]
 
 

@@ -44,6 +44,6 @@ async def test_scenario_expectations_hold_on_s2s(name: str) -> None:
     problems = [
         f"turn {t['turn']}: {p}"
         for t, turn in zip(traces, scenario.turns, strict=True)
-        for p in check_expectations(t, {k: v for k, v in turn.expect.items() if k in KEYS})
+        for p in check_expectations(t, {k: v for k, v in turn.checks.items() if k in KEYS})
     ]
     assert problems == []

@@ -138,7 +138,7 @@ async def play(
         problems = [
             p
             for t, turn in zip(traces, played, strict=True)
-            for p in check_expectations(t, turn.expect)
+            for p in check_expectations(t, turn.checks)
         ]
         assert problems == []
         return traces

@@ -32,7 +32,7 @@ async def test_the_scenario_holds_on_this_path(name: str, path: str) -> None:
     problems = [
         p
         for t, turn in zip(traces, scenario.turns, strict=True)
-        for p in check_expectations(t, turn.expect)
+        for p in check_expectations(t, turn.checks)
     ]
     assert problems == []
 
