@@ -14,8 +14,7 @@ import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from pipecat_steward.agent.config import IntentConfig
 from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
@@ -29,7 +28,6 @@ from pipecat_steward.core.transactions import (
     REJECT_TOOL,
     Catalog,
     ConfirmedByCode,
-    IntentSpec,
     ToolUse,
     TransactionState,
     TransactionStatus,
@@ -57,31 +55,6 @@ S = TransactionStatus
 ToolSpec = tuple[str, dict[str, Any], list[str]]
 """A tool's description, JSON-schema properties and required names."""
 _PRE, _EXEC = "__pre_validation__", "__transaction__"
-
-
-class IntentConfig(BaseModel):
-    """One intent in agent.yaml (``intents:``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
-    description: str = ""
-    required: list[str]
-    executor: str
-    confirmation: str
-    pre_validation: str | None = None
-    domain: str | None = None
-    cues: list[str] = Field(default_factory=lambda: [])
-    ask: dict[str, str] = Field(default_factory=lambda: {})
-    done_say: str = "Done."
-    failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
-    out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
-
-    def spec(self) -> IntentSpec:
-        return IntentSpec(
-            self.name, tuple(self.required), self.executor, self.confirmation,
-            pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
-        )  # fmt: skip
 
 
 def load_intents(raw: object) -> tuple[IntentConfig, ...]:
