@@ -35,6 +35,7 @@ def crosscheck(found: Inspection) -> list[Issue]:
         issues += _task_outputs(cfg.flow)
         issues += _task_cycles(cfg.flow)
     issues += _duplicate_variables(cfg)
+    issues += _duplicate_steps(cfg)
     issues += _known_names(cfg)
     return issues
 
@@ -168,6 +169,19 @@ def _duplicate_variables(cfg: AgentConfig) -> Iterator[Issue]:
         if spec.name in seen:
             yield error(f"variables[{i}].name", f"variable {spec.name!r} is declared twice")
         seen.add(spec.name)
+
+
+def _duplicate_steps(cfg: AgentConfig) -> Iterator[Issue]:
+    scopes = [("procedure", cfg.procedure)]
+    scopes += [(f"procedures.{n}.procedure", t.procedure) for n, t in cfg.procedures.items()]
+    for path, procedure in scopes:
+        seen: set[str] = set()
+        for i, step in enumerate(procedure.steps if procedure else ()):
+            if step.id in seen:
+                yield error(
+                    f"{path}.steps[{i}].id", f"step {step.id!r} is configured twice; merge them"
+                )
+            seen.add(step.id)
 
 
 def _known_names(cfg: AgentConfig) -> Iterator[Issue]:

@@ -83,6 +83,6 @@ def _aux(agent_dir: Path) -> tuple[bool, list[Issue]]:
     except SLMError:
         return False, []
     except ConfigError as exc:
-        path = exc.path.rpartition(":")[2] or "aux"
-        return False, [Issue(Severity.ERROR, IssueCode.INVALID_CONFIG, path, exc.problem)]
+        # the loader checked the shape of aux:, so what is left is the stack's name
+        return False, [Issue(Severity.ERROR, IssueCode.INVALID_CONFIG, "aux.stack", str(exc))]
     return True, []
