@@ -106,6 +106,13 @@ CASES: list[tuple[str, str, Mutate, str, bool]] = [
      "available_when", {"collect_payment": "copay_amont > 0"}), "available_when.collect_payment", False),
     ("applies_when unparsable", "clinic", lambda d: d["procedure"]["steps"][6]["applies_when"]
      .__setitem__("expr", "copay_amount >>"), "procedure.steps[6].applies_when.expr", True),
+    ("enum compared with a value it never holds", "clinic", lambda d: d["variables"][0]["values"]
+     .__setitem__(2, "vrified"), "procedure.steps[0].complete_when.expr", False),
+    ("number compared with a word", "clinic", lambda d: d["variables"][3].__setitem__("type", "boolean")
+     or d["procedure"]["steps"][6]["applies_when"].__setitem__("expr", 'copay_amount == "big"'),
+     "procedure.steps[6].applies_when.expr", False),
+    ("undeclared intent output", "order_desk", lambda d: d["intents"][0].__setitem__("outputs", []),
+     "intents[0].done_say", False),
     ("task cycle", "bella_notte", _cycle, "flow.tasks[0].requires", False),
     ("duplicate variable", "clinic", _duplicate_variable, "variables[5].name", False),
     ("duplicate step", "clinic", _duplicate_step, "procedure.steps[9].id", False),

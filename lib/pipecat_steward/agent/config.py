@@ -34,6 +34,7 @@ class IntentConfig(_Model):
     domain: str | None = None
     cues: list[str] = Field(default_factory=lambda: [])
     ask: dict[str, str] = Field(default_factory=lambda: {})
+    outputs: list[str] = Field(default_factory=lambda: [])
     done_say: str = "Done."
     failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
     out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from pipecat_steward.agent.config import AgentConfig, IntentConfig
+from pipecat_steward.agent.literals import Typed, impossible_comparisons
 from pipecat_steward.agent.loader import Inspection, error, procedure_sources
 from pipecat_steward.core.expressions import parse_condition
 from pipecat_steward.core.procedures import Issue, IssueCode, compile_procedures
@@ -37,6 +38,7 @@ def crosscheck(found: Inspection) -> list[Issue]:
     issues += _duplicate_variables(cfg)
     issues += _duplicate_steps(cfg)
     issues += _known_names(cfg)
+    issues += _comparisons(cfg)
     return issues
 
 
@@ -92,18 +94,22 @@ def _intent_templates(intents: Iterable[IntentConfig]) -> Iterator[Issue]:
             if param not in intent.required:
                 yield error(path, f"{param!r} is not a required parameter of {intent.name!r}")
         yield from _placeholders(f"intents[{i}].confirmation", intent.confirmation, intent.required)
+        spoken = [*intent.required, *intent.outputs]
         for key in ("done_say", "failed_say", "out_of_scope_say"):
-            yield from _placeholders(f"intents[{i}].{key}", getattr(intent, key), None)
+            yield from _placeholders(f"intents[{i}].{key}", getattr(intent, key), spoken)
 
 
-def _placeholders(path: str, text: str, allowed: list[str] | None) -> Iterator[Issue]:
-    """``allowed`` None: any result key may fill it, but it must still be a plain name."""
-    for inner in _BRACES.findall(text):
+def _placeholders(path: str, text: str, allowed: list[str]) -> Iterator[Issue]:
+    """Each ``{name}`` must be a plain name the runtime has: a parameter or a declared output."""
+    for inner in dict.fromkeys(_BRACES.findall(text)):
         if not _IDENT.match(inner):
             yield error(path, f"{{{inner}}} is not a placeholder the runtime fills; use {{name}}")
-        elif allowed is not None and inner not in allowed:
-            known = ", ".join(allowed)
-            yield error(path, f"unknown placeholder {{{inner}}}; known: {known}")
+        elif inner not in allowed:
+            yield error(
+                path,
+                f"unknown placeholder {{{inner}}}; known: {', '.join(allowed)} (a key the "
+                "executor returns is known once listed in the intent's `outputs`)",
+            )
 
 
 def _task_outputs(flow: FlowConfig) -> Iterator[Issue]:
@@ -213,3 +219,38 @@ def _expects(cfg: AgentConfig, known: set[str], listing: str) -> Iterator[Issue]
                     f"{step.path}.expects",
                     f"step {step.id!r} expects unknown variable {name!r}; known: {listing}",
                 )
+
+
+def _comparisons(cfg: AgentConfig) -> Iterator[Issue]:
+    types = {v.name: Typed(v.type, v.values) for v in cfg.variables}
+    for slot in cfg.flow.slots if cfg.flow else ():
+        if slot.type is not None:
+            types.setdefault(slot.name, Typed(slot.type, tuple(slot.values)))
+    for path, text in _conditions(cfg):
+        for problem in impossible_comparisons(text, types):
+            yield error(path, f"this condition can never hold: {problem}")
+
+
+def _conditions(cfg: AgentConfig) -> Iterator[tuple[str, str]]:
+    yield from ((f"available_when.{t}", x) for t, x in cfg.available_when.items())
+    if cfg.flow is not None:
+        for i, slot in enumerate(cfg.flow.slots):
+            if slot.condition:
+                yield f"flow.slots[{i}].condition", slot.condition
+        for i, task in enumerate(cfg.flow.tasks):
+            if task.condition:
+                yield f"flow.tasks[{i}].condition", task.condition
+    yield from _step_conditions(cfg)
+
+
+def _step_conditions(cfg: AgentConfig) -> Iterator[tuple[str, str]]:
+    sources = procedure_sources(cfg)
+    try:
+        steps = compile_procedures(sources).steps.values() if sources else ()
+    except ConfigError:
+        return
+    for step in steps:
+        if step.expr is not None:
+            yield f"{step.path}.complete_when.expr", step.expr.source
+        for expr in step.applies:
+            yield f"{step.path}.applies_when.expr", expr.source

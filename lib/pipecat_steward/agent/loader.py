@@ -188,7 +188,7 @@ class _Build:
         name = cfg.name or self.root.name
         return Agent(
             name, prompt, flow, tools, self.root, tuple(cfg.variables), procs,
-            tuple(cfg.tools), logic, self.data,
+            tuple(cfg.tools), logic, {k: v for k, v in self.data.items() if v is not None},
         )  # fmt: skip
 
     def _flow(self) -> CompiledFlow | None:
