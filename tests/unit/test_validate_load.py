@@ -6,6 +6,11 @@ case marked ``load`` must also make loading fail (the runtime rejects it), with 
 
 from __future__ import annotations
 
+import tests.pipecat_support  # noqa: F401  (quiets pipecat's import-time warnings first)
+
+# isort: split
+
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +24,7 @@ from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
 from pipecat_steward.core.procedures import Severity
 from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.pipecat.steward import Steward
 
 BOTS = Path(__file__).parents[2] / "bots"
 Mutate = Callable[[dict[str, Any]], None]
@@ -188,3 +194,24 @@ def test_an_unimportable_tools_py_is_an_error_not_a_traceback(tmp_path: Path) ->
 def test_every_shipped_bot_validates_clean(bot: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(BOTS / bot)]) == 0
     assert "0 error(s), 0 warning(s)" in capsys.readouterr().out
+
+
+LOAD_CASES = [c for c in CASES if c[4]]
+
+
+@pytest.mark.parametrize(
+    ("bot", "mutate", "path"), [c[1:4] for c in LOAD_CASES], ids=[c[0] for c in LOAD_CASES]
+)
+def test_every_entry_point_rejects_it_at_the_same_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bot: str, mutate: Mutate, path: str
+) -> None:
+    folder = copy_bot(tmp_path, bot, mutate)
+    scenario = sorted((BOTS / bot / "scenarios").glob("*.yaml"))[0]
+    with pytest.raises(ConfigError, match=re.escape(path)):
+        Steward.from_folder(folder)
+    assert main(["simulate", "--direct", str(folder), str(scenario)]) == 2
+    assert main(["rehearse", str(folder)]) == 2
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr()
+    assert out.err.count(path) >= 2  # simulate and rehearse name it
+    assert path in out.out  # validate names it
