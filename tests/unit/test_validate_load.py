@@ -215,3 +215,16 @@ def test_every_entry_point_rejects_it_at_the_same_path(
     out = capsys.readouterr()
     assert out.err.count(path) >= 2  # simulate and rehearse name it
     assert path in out.out  # validate names it
+
+
+def test_a_key_written_twice_is_an_error_not_a_silent_overwrite(tmp_path: Path) -> None:
+    folder = copy_bot(tmp_path, "bella_notte", lambda d: None)
+    text = (folder / "agent.yaml").read_text()
+    text = text.replace(
+        "setter: set_contact_phone", "setter: set_contact_phone\n    setter: set_x", 1
+    )
+    (folder / "agent.yaml").write_text(text)
+    messages = [f"{i.path}: {i.message}" for i in validate_agent(folder)]
+    assert any("'setter' is written twice" in m for m in messages), messages
+    with pytest.raises(ConfigError, match="written twice"):
+        load_agent(folder)

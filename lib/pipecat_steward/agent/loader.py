@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pipecat_steward.agent.config import AgentConfig
 from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.shape import shape_issues
+from pipecat_steward.agent.yaml_keys import duplicate_keys
 from pipecat_steward.core.expressions import parse_condition
 from pipecat_steward.core.procedures import (
     MAIN,
@@ -135,6 +136,11 @@ def inspect_agent(folder: str | Path) -> Inspection:
         )
     data = load_yaml(config_path)
     issues, config = shape_issues(data)
+    text = config_path.read_text(encoding="utf-8")
+    issues += [
+        error(f"agent.yaml line {line}", f"key {key!r} is written twice; the first would be lost")
+        for line, key in duplicate_keys(text)
+    ]
     return _Build(root, data, config, issues).run()
 
 
