@@ -119,6 +119,16 @@ CASES: list[tuple[str, str, Mutate, str, bool]] = [
      "procedure.steps[6].applies_when.expr", False),
     ("undeclared intent output", "order_desk", lambda d: d["intents"][0].__setitem__("outputs", []),
      "intents[0].done_say", False),
+    ("declined say placeholder", "bella_notte", lambda d: task(d, "BookReservation").__setitem__(
+     "on_input_declined", {"say": "Without {guest_nam} I can't book."}),
+     "flow.tasks[1].on_input_declined.say", False),
+    ("stall escape dunder", "lead_capture", lambda d: d["flow"].__setitem__(
+     "stall_escape_say", "Bye {__class__}"), "flow.stall_escape_say", False),
+    ("response part placeholder", "bella_notte", lambda d: slot(d, "party_size")["channel_responses"]
+     ["MOBILE"][0]["data"].__setitem__("title", "{party_sise}"),
+     "flow.slots[1].channel_responses.MOBILE[0].data.title", False),
+    ("positional placeholder", "bella_notte", _set(lambda d: slot(d, "guest_name"), "ask", "Name {0}?"),
+     "flow.slots[6].ask", False),
     ("task cycle", "bella_notte", _cycle, "flow.tasks[0].requires", False),
     ("duplicate variable", "clinic", _duplicate_variable, "variables[5].name", False),
     ("duplicate step", "clinic", _duplicate_step, "procedure.steps[9].id", False),

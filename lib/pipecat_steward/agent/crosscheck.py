@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 from pipecat_steward.agent.config import AgentConfig, IntentConfig
 from pipecat_steward.agent.literals import Typed, impossible_comparisons
@@ -33,6 +34,7 @@ def crosscheck(found: Inspection) -> list[Issue]:
     issues = list(_tool_refs(cfg, found.tool_names))
     issues += _intent_templates(cfg.intents or [])
     if cfg.flow is not None:
+        issues += _flow_templates(cfg.flow)
         issues += _task_outputs(cfg.flow)
         issues += _task_cycles(cfg.flow)
     issues += _duplicate_variables(cfg)
@@ -110,6 +112,44 @@ def _placeholders(path: str, text: str, allowed: list[str]) -> Iterator[Issue]:
                 f"unknown placeholder {{{inner}}}; known: {', '.join(allowed)} (a key the "
                 "executor returns is known once listed in the intent's `outputs`)",
             )
+
+
+_SPOKEN_KEYS = frozenset(
+    {"ask", "message", "say", "then_say", "retry_say", "directive", "readback_template",
+     "stall_escape_say", "errors", "args", "text"}
+)  # fmt: skip
+_BUILTIN = frozenset({"items", "question", "summary", "declined", "value"})
+
+
+def _flow_templates(flow: FlowConfig) -> Iterator[Issue]:
+    """Every text the steward renders with ``{slot}`` values: spoken texts and response parts."""
+    slots = {s.name for s in flow.slots}
+    known = ", ".join(sorted(slots))
+    for path, text in _texts(flow.model_dump(), "flow", rendered=False):
+        for inner in dict.fromkeys(_BRACES.findall(text)):
+            if _IDENT.match(inner.lstrip("_")) and inner not in slots | _BUILTIN:
+                yield error(path, f"unknown slot {inner!r}; known: {known}")
+            elif not _IDENT.match(inner.lstrip("_")) and not _in_response(path):
+                yield error(
+                    path, f"{{{inner}}} is not a placeholder the runtime fills; use {{slot}}"
+                )
+
+
+def _texts(node: object, path: str, rendered: bool) -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        if rendered:
+            yield path, node
+    elif isinstance(node, dict):
+        for key, value in cast(dict[str, object], node).items():
+            inside = rendered or key in _SPOKEN_KEYS or "response" in key
+            yield from _texts(value, f"{path}.{key}", inside)
+    elif isinstance(node, list):
+        for i, value in enumerate(cast(list[object], node)):
+            yield from _texts(value, f"{path}[{i}]", rendered)
+
+
+def _in_response(path: str) -> bool:
+    return "response" in path
 
 
 def _task_outputs(flow: FlowConfig) -> Iterator[Issue]:
