@@ -76,4 +76,14 @@ def _message(d: ErrorDetails) -> str:
         return "unknown key; remove it or check its spelling (see docs/agent-yaml.md)"
     if d["type"] == "missing":
         return "required key is missing"
-    return msg
+    return _PLAIN.get(d["type"], msg)
+
+
+_PLAIN = {
+    "model_type": "expected a mapping of keys (see docs/agent-yaml.md)",
+    "model_attributes_type": "expected a mapping of keys (see docs/agent-yaml.md)",
+    "dict_type": "expected a mapping",
+    "list_type": "expected a list",
+    "tuple_type": "expected a list",
+    "string_type": "expected text",
+}
