@@ -99,7 +99,7 @@ def mutate(data: dict[str, Any], rng: random.Random) -> tuple[dict[str, Any], st
     elif kind == "duplicate" and isinstance(value, list) and value:
         value.append(copy.deepcopy(rng.choice(value)))
     elif isinstance(value, dict):
-        value[rng.choice(["extra", "tool", "name", "then", "kind"])] = "x"
+        value[rng.choice(["extra", "tool", "name", "then", "kind", 1, None, True])] = "x"
     else:
         container[key] = copy.deepcopy(rng.choice(HOSTILE))
         kind = "hostile"

@@ -67,6 +67,11 @@ def _expects_unknown(d: dict[str, Any]) -> None:
     d["procedure"]["steps"][5]["expects"] = ["copay_consnt"]
 
 
+def _odd_key(mapping: dict[Any, Any], key: object) -> None:
+    """YAML allows keys that are not text (``1: x``, ``null: x``)."""
+    mapping[key] = "x"
+
+
 def _intent(key: str, value: object) -> Mutate:
     return lambda d: d["intents"][0].__setitem__(key, value)
 
@@ -143,6 +148,9 @@ CASES: list[tuple[str, str, Mutate, str, bool]] = [
     ("tools as a number", "clinic", lambda d: d.__setitem__("tools", 42), "tools", True),
     ("tools missing from tools.py", "clinic", lambda d: d["tools"].append("refund"), "tools", True),
     ("top-level typo", "bella_notte", lambda d: d.__setitem__("flwo", {}), "flwo", True),
+    ("top-level number key", "bella_notte", lambda d: _odd_key(d, 1), "1", True),
+    ("nested null key", "bella_notte", lambda d: _odd_key(slot(d, "party_size"), None),
+     "flow.slots[1].None", True),
     ("slot shape", "bella_notte", _set(lambda d: slot(d, "party_size"), "requires", "welcome"),
      "flow.slots[1].requires", True),
 ]  # fmt: skip

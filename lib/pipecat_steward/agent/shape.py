@@ -35,7 +35,7 @@ def shape_issues(data: Mapping[str, Any]) -> tuple[list[Issue], AgentConfig]:
     except ValidationError as exc:
         details = exc.errors()
     bad = {str(d["loc"][0]) for d in details if d["loc"]}
-    good = {k: v for k, v in data.items() if k not in bad}
+    good = {k: v for k, v in data.items() if isinstance(k, str) and k not in bad}
     return _issues(details), AgentConfig.model_validate(good)
 
 
