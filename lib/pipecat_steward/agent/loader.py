@@ -1,7 +1,12 @@
 """Load an agent folder: ``agent.yaml`` (prompt, variables, flow) and ``tools.py``.
 
 ``tools.py`` holds the agent's setter validators and backend executors as plain functions,
-registered by name (DESIGN §11).
+registered by name.
+
+There is one loading path. :func:`inspect_agent` reads the folder and returns the agent with
+every problem found on the way, each at its config path; :func:`load_agent` (used by the
+``Steward`` entry point, ``steward simulate``, ``steward rehearse`` and the test helpers)
+raises them all at once; ``steward validate`` reports them and adds its cross-checks.
 """
 
 from __future__ import annotations
@@ -16,20 +21,28 @@ from typing import Any, TypeVar, cast
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from pipecat_steward.agent.config import AgentConfig
 from pipecat_steward.agent.dispatch import ToolFn
+from pipecat_steward.agent.shape import shape_issues
+from pipecat_steward.agent.yaml_keys import duplicate_keys
+from pipecat_steward.core.expressions import parse_condition
 from pipecat_steward.core.procedures import (
     MAIN,
     CompiledProcedures,
+    Issue,
+    IssueCode,
     ScopeSource,
+    Severity,
     ToolLogic,
     compile_procedures,
     compile_tool_logic,
 )
 from pipecat_steward.core.slots import CompiledFlow, compile_flow
+from pipecat_steward.core.transactions import Catalog
 from pipecat_steward.core.variables import VariableSpec
-from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.exceptions import ConfigError, StewardError
 
-__all__ = ["Agent", "load_agent", "load_yaml", "validated_list"]
+__all__ = ["Agent", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -63,11 +76,32 @@ class Agent:
     raw: Mapping[str, Any] = field(default_factory=lambda: {})
 
 
+@dataclass(frozen=True)
+class Inspection:
+    """What loading an agent folder found.
+
+    Attributes:
+        agent: The loaded agent, or None when any error was found.
+        config: The sections of agent.yaml whose shape is valid (the others at their defaults).
+        issues: Every error and warning, each with its config path.
+        tool_names: The public functions of ``tools.py`` (None when the folder has none).
+    """
+
+    agent: Agent | None
+    config: AgentConfig
+    issues: tuple[Issue, ...]
+    tool_names: frozenset[str] | None
+
+    @property
+    def errors(self) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity is Severity.ERROR)
+
+
 def load_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping, with errors that name the file."""
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(str(path), f"cannot read: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(str(path), "expected a mapping at the top level")
@@ -78,7 +112,21 @@ def load_agent(folder: str | Path) -> Agent:
     """Load and validate the agent in ``folder``.
 
     Raises:
-        ConfigError: When ``agent.yaml`` is missing or invalid (errors carry config paths).
+        ConfigError: When ``agent.yaml`` is missing or invalid; the message lists every
+            error, one ``path: problem`` per line.
+    """
+    found = inspect_agent(folder)
+    if found.agent is None:
+        lines = "\n  ".join(f"{i.path}: {i.message}" for i in found.errors)
+        raise ConfigError(str(Path(folder) / "agent.yaml"), f"invalid agent:\n  {lines}")
+    return found.agent
+
+
+def inspect_agent(folder: str | Path) -> Inspection:
+    """Load the agent in ``folder`` and collect every problem instead of stopping at one.
+
+    Raises:
+        ConfigError: Only when ``agent.yaml`` is missing, unreadable or not a mapping.
     """
     root = Path(folder)
     config_path = root / "agent.yaml"
@@ -87,28 +135,13 @@ def load_agent(folder: str | Path) -> Agent:
             str(root), "no agent.yaml here; an agent folder holds agent.yaml and tools.py"
         )
     data = load_yaml(config_path)
-    variables = _variables(data.get("variables"))
-    flow = compile_flow(data.get("flow") or {"slots": []}, [v.name for v in variables])
-    tools = _load_tools(root / "tools.py")
-    procedures = _procedures(data)
-    prompt = procedures.scopes[MAIN].prompt if procedures else str(data.get("prompt", ""))
-    llm_tools = tuple(str(t) for t in data.get("tools") or ())
-    missing = [t for t in llm_tools if t not in tools]
-    if missing:
-        raise ConfigError("tools", f"not defined in tools.py: {', '.join(missing)}")
-    logic = compile_tool_logic(procedures, data.get("available_when") or {}) if procedures else {}
-    return Agent(
-        str(data.get("name", root.name)),
-        prompt,
-        flow,
-        tools,
-        root,
-        variables,
-        procedures,
-        llm_tools,
-        logic,
-        data,
-    )
+    issues, config = shape_issues(data)
+    text = config_path.read_text(encoding="utf-8")
+    issues += [
+        error(f"agent.yaml line {line}", f"key {key!r} is written twice; the first would be lost")
+        for line, key in duplicate_keys(text)
+    ]
+    return _Build(root, data, config, issues).run()
 
 
 def validated_list(model: type[M], raw: object, path: str) -> tuple[M, ...]:
@@ -126,35 +159,129 @@ def validated_list(model: type[M], raw: object, path: str) -> tuple[M, ...]:
     return tuple(out)
 
 
-def _variables(raw: object) -> tuple[VariableSpec, ...]:
-    return () if raw is None else validated_list(VariableSpec, raw, "variables")
+def error(path: str, message: str, code: IssueCode = IssueCode.INVALID_CONFIG) -> Issue:
+    """An error-severity issue."""
+    return Issue(Severity.ERROR, code, path, message)
 
 
-def _procedures(data: Mapping[str, Any]) -> CompiledProcedures | None:
-    """Compile the main prompt's and each topic's procedures (None when there are none)."""
-    prompt = str(data.get("prompt", ""))
-    topics = cast(Mapping[str, Any], data.get("procedures") or {})
-    if not data.get("procedure") and not topics and "{{" not in prompt:
+class _Build:
+    """One pass over the shape-valid sections, compiling each and noting its errors."""
+
+    def __init__(
+        self, root: Path, data: dict[str, Any], config: AgentConfig, issues: list[Issue]
+    ) -> None:
+        self.root, self.data, self.config, self.issues = root, data, config, issues
+
+    def run(self) -> Inspection:
+        flow = self._flow()
+        tools = self._tools()
+        procedures = self._procedures()
+        self._llm_tools(tools)
+        self._available_when()
+        self._intents()
+        agent = None
+        if flow is not None and not any(i.severity is Severity.ERROR for i in self.issues):
+            agent = self._agent(flow, tools or {}, procedures)
+        names = None if tools is None else frozenset(tools)
+        return Inspection(agent, self.config, tuple(self.issues), names)
+
+    def _agent(
+        self, flow: CompiledFlow, tools: dict[str, ToolFn], procs: CompiledProcedures | None
+    ) -> Agent:
+        cfg = self.config
+        prompt = procs.scopes[MAIN].prompt if procs else cfg.prompt
+        logic = compile_tool_logic(procs, cfg.available_when) if procs else {}
+        name = cfg.name or self.root.name
+        return Agent(
+            name, prompt, flow, tools, self.root, tuple(cfg.variables), procs,
+            tuple(cfg.tools), logic, {k: v for k, v in self.data.items() if v is not None},
+        )  # fmt: skip
+
+    def _flow(self) -> CompiledFlow | None:
+        raw = self.config.flow or {"slots": []}
+        try:
+            return compile_flow(raw, [v.name for v in self.config.variables])
+        except ConfigError as exc:
+            self.issues += _split("flow", exc)
+            return None
+
+    def _tools(self) -> dict[str, ToolFn] | None:
+        path = self.root / "tools.py"
+        if not path.is_file():
+            return None
+        try:
+            return _load_tools(path)
+        except (Exception, SystemExit) as exc:  # the author's module may raise anything
+            self.issues.append(error("tools.py", f"cannot import: {type(exc).__name__}: {exc}"))
+            return {}
+
+    def _procedures(self) -> CompiledProcedures | None:
+        sources = procedure_sources(self.config)
+        if sources is None:
+            return None
+        try:
+            procs = compile_procedures(sources)
+        except ConfigError as exc:
+            self.issues += _split("procedure", exc)
+            return None
+        self.issues += [i for i in procs.issues if i.severity is Severity.ERROR]
+        return procs
+
+    def _llm_tools(self, tools: dict[str, ToolFn] | None) -> None:
+        missing = [t for t in self.config.tools if t not in (tools or {})]
+        if missing:
+            where = "tools.py" if tools is not None else "tools.py (this folder has none)"
+            self.issues.append(
+                error(
+                    "tools", f"not defined in {where}: {', '.join(missing)}", IssueCode.UNKNOWN_TOOL
+                )
+            )
+
+    def _available_when(self) -> None:
+        for tool, text in self.config.available_when.items():
+            try:
+                parse_condition(text)
+            except ConfigError as exc:
+                self.issues.append(error(f"available_when.{tool}", exc.problem))
+
+    def _intents(self) -> None:
+        if self.config.intents is None:
+            return
+        try:
+            Catalog.of([i.spec() for i in self.config.intents])
+        except StewardError as exc:
+            self.issues += _split("", exc)
+
+
+def procedure_sources(config: AgentConfig) -> list[ScopeSource] | None:
+    """The main scope and each topic, or None when the agent declares no procedure."""
+    if config.procedure is None and not config.procedures and "{{" not in config.prompt:
         return None
-    sources = [ScopeSource(MAIN, prompt, data.get("procedure"))]
-    for name, body in topics.items():
-        scope = cast(Mapping[str, Any], body)
+    sources = [ScopeSource(MAIN, config.prompt, config.procedure)]
+    for name, topic in config.procedures.items():
         path = f"procedures.{name}"
         sources.append(
-            ScopeSource(
-                str(name),
-                str(scope.get("prompt", "")),
-                scope.get("procedure"),
-                f"{path}.procedure",
-                f"{path}.prompt",
-            )
+            ScopeSource(name, topic.prompt, topic.procedure, f"{path}.procedure", f"{path}.prompt")
         )
-    return compile_procedures(sources, strict=True)
+    return sources
+
+
+def _split(prefix: str, exc: StewardError) -> list[Issue]:
+    """One issue per ``path: problem`` line of a multi-line config error."""
+    lines = [ln.strip() for ln in str(exc).splitlines()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        lines = lines[1:]  # the "invalid flow config:" header
+    out: list[Issue] = []
+    for line in filter(None, lines):
+        path, sep, problem = line.partition(": ")
+        if not sep:
+            path, problem = "", line
+        full = f"{prefix}.{path}" if prefix and path else path
+        out.append(error(full or prefix or "agent.yaml", problem))
+    return out
 
 
 def _load_tools(path: Path) -> dict[str, ToolFn]:
-    if not path.is_file():
-        return {}
     spec = importlib.util.spec_from_file_location(f"steward_agent_tools_{abs(hash(path))}", path)
     if spec is None or spec.loader is None:
         raise ConfigError(str(path), "cannot import")

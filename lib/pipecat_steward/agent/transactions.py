@@ -14,9 +14,8 @@ import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from pipecat_steward.agent.checkpoint_schema import payload_problem
+from pipecat_steward.agent.config import IntentConfig
 from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
@@ -31,7 +30,6 @@ from pipecat_steward.core.transactions import (
     REJECT_TOOL,
     Catalog,
     ConfirmedByCode,
-    IntentSpec,
     ToolUse,
     TransactionState,
     TransactionStatus,
@@ -63,34 +61,6 @@ S = TransactionStatus
 ToolSpec = tuple[str, dict[str, Any], list[str]]
 """A tool's description, JSON-schema properties and required names."""
 _PRE, _EXEC = "__pre_validation__", "__transaction__"
-
-
-class IntentConfig(BaseModel):
-    """One intent in agent.yaml (``intents:``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
-    description: str = ""
-    required: list[str]
-    executor: str
-    confirmation: str
-    pre_validation: str | None = None
-    domain: str | None = None
-    cues: list[str] = Field(default_factory=lambda: [])
-    ask: dict[str, str] = Field(default_factory=lambda: {})
-    done_say: str = "Done."
-    failed_say: str = "I'm sorry, that didn't go through. Let me get a colleague to help."
-    out_of_scope_say: str = "I'm sorry, that isn't something I can do for this request."
-    check_failed_say: str = "I couldn't check that right now. Would you like me to try again?"
-    resume_say: str = "Shall we go back to your earlier request to {intent}?"
-    read_only: bool = False
-
-    def spec(self) -> IntentSpec:
-        return IntentSpec(
-            self.name, tuple(self.required), self.executor, self.confirmation,
-            pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
-        )  # fmt: skip
 
 
 F = TypeVar("F", bound=Callable[..., Any])
