@@ -338,3 +338,21 @@ def test_importing_procedures_loads_no_io_library() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     for banned in ("asyncio'", "pipecat'", "openai'", "httpx'", "boto3'"):
         assert f"'{banned}" not in out
+
+
+@pytest.mark.parametrize("order", ["evidence_first", "applies_first"])
+def test_a_step_completes_when_it_starts_to_apply_on_evidence_already_there(order: str) -> None:
+    procs = compile_one(
+        "{{#step a}}A.{{/step}}{{#step b}}B.{{/step}}",
+        {"steps": [{"id": "b", "complete_when": {"kind": "variable", "expr": "x == 1"},
+                    "applies_when": {"kind": "code", "expr": "branch == 2"}}]},
+    )  # fmt: skip
+    u = start_session(procs, {"branch": 0})
+    writes = [("x", 1), ("branch", 2)] if order == "evidence_first" else [("branch", 2), ("x", 1)]
+    variables = dict(u.variables)
+    state = u.state
+    for name, value in writes:
+        variables[name] = value
+        u = on_variables(procs, state, variables, [name])
+        state, variables = u.state, dict(u.variables)
+    assert variables[done_name("b")] is True

@@ -65,7 +65,7 @@ def settle_variables(
         done = [
             s for s in _armed_steps(procs, state)
             if s.kind is CompletionKind.VARIABLE and s.expr is not None
-            and (watch is None or s.expr.names & watch)
+            and (watch is None or _reads(s) & watch)
             and step_state(s, writer.variables) is StepState.OPEN and s.expr.truthy(writer.variables)
         ]  # fmt: skip
         if not done:
@@ -75,6 +75,17 @@ def settle_variables(
         watch = {done_name(s.id) for s in done}
     if len(writer.completed) > before:
         sync_current(procs, state, writer)
+
+
+def _reads(step: Step) -> frozenset[str]:
+    """The names a variable step's state depends on: its condition and its applicability.
+
+    A step whose evidence arrived while it did not apply completes when it starts to apply.
+    """
+    names: set[str] = set(step.expr.names) if step.expr is not None else set()
+    for condition in step.applies:
+        names |= condition.names
+    return frozenset(names)
 
 
 def on_variables(
