@@ -53,6 +53,7 @@ class Steward:
         gate_timeout_s: float | None = None,
         checkpointer: Checkpointer | None = None,
         clock: Callable[[], str] | None = None,
+        call_id: str | None = None,
     ) -> None:
         self.agent = agent
         options: dict[str, Any] = dict(
@@ -65,7 +66,9 @@ class Steward:
             checkpointer=checkpointer,
         )
         if "intents" in agent.raw:
-            self.session: StewardSession = TransactionSession(agent, clock=clock, **options)
+            self.session: StewardSession = TransactionSession(
+                agent, clock=clock, call_id=call_id, **options
+            )
         else:
             self.session = StewardSession(agent, **options)
         self.tools = StewardTools(self.session, extra_tools)
