@@ -2,14 +2,20 @@
 they have already seen is a replay and returns the recorded outcome without acting again.
 
 The backend's ledger of effects lives in memory, or in the JSON file named by
-``STEWARD_ORDER_DESK_LEDGER`` so a crash test can count effects across processes.
+``STEWARD_ORDER_DESK_LEDGER`` so a crash test can count effects across processes. That file is
+one record shared by every worker process, so each load-modify-store holds an exclusive lock
+(a lost update would forget an outcome and let a replay act again).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,23 @@ from pipecat_steward.agent.transactions import idempotent
 
 SHIPPED = {"PED-2002"}
 _MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}, "attempts": []}
+_THREADS = threading.Lock()  # sync tools run in worker threads of one process too
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """Hold the ledger exclusively: this process's threads and every other process."""
+    path = os.environ.get("STEWARD_ORDER_DESK_LEDGER")
+    with _THREADS:
+        if not path:
+            yield
+            return
+        with open(f"{path}.lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _load() -> dict[str, Any]:
@@ -44,14 +67,15 @@ def _latency() -> None:
 def _once(name: str, key: str, effect: dict[str, Any]) -> dict[str, Any]:
     """Act once per idempotency key; a replay returns the recorded outcome."""
     _latency()
-    ledger = _load()
-    ledger.setdefault("attempts", []).append(key)
-    if key in ledger["outcomes"]:
+    with _locked():
+        ledger = _load()
+        ledger.setdefault("attempts", []).append(key)
+        if key in ledger["outcomes"]:
+            _store(ledger)
+            return ledger["outcomes"][key]
+        ledger["effects"].append({"tool": name, "key": key})
+        ledger["outcomes"][key] = effect
         _store(ledger)
-        return ledger["outcomes"][key]
-    ledger["effects"].append({"tool": name, "key": key})
-    ledger["outcomes"][key] = effect
-    _store(ledger)
     _latency()
     return effect
 
@@ -104,4 +128,5 @@ def send_statement(period: str, idempotency_key: str) -> dict[str, Any]:
 
 def effects() -> list[dict[str, Any]]:
     """The backend's side effects so far (for tests)."""
-    return list(_load()["effects"])
+    with _locked():
+        return list(_load()["effects"])

@@ -11,8 +11,10 @@ idempotency key is checkpointed before the executor runs; outcomes are reported 
 from __future__ import annotations
 
 import datetime as _dt
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from pipecat_steward.agent.checkpoint_schema import payload_problem
 from pipecat_steward.agent.config import IntentConfig
@@ -91,9 +93,18 @@ class TransactionSession(StewardSession):
     """A session whose control flow is seed 004's transaction runtime."""
 
     def __init__(
-        self, agent: Agent, *, clock: Callable[[], str] | None = None, **kwargs: Any
+        self,
+        agent: Agent,
+        *,
+        clock: Callable[[], str] | None = None,
+        call_id: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(agent, **kwargs)
+        # Scopes the idempotency keys of a call that has no checkpoint identity: without it two
+        # calls of one agent would share keys, and the backend would answer the second caller
+        # from the first one's record.
+        self.call_id = call_id or uuid.uuid4().hex
         self.intents = {i.name: i for i in load_intents(agent.raw.get("intents"))}
         self.catalog = Catalog.of([i.spec() for i in self.intents.values()])
         self.tstate = TransactionState()
@@ -409,8 +420,11 @@ class TransactionSession(StewardSession):
         return Call(name, dict(args), "ok", {"received": True})
 
     def _scope(self) -> str:
+        """The call's identity, which every idempotency key of the call includes."""
         checkpointer = self.checkpointer
-        return checkpointer.identity.scope if checkpointer is not None else self.agent.name
+        if checkpointer is not None:
+            return checkpointer.identity.scope
+        return "/".join(quote(p, safe="") for p in ("", self.agent.name, self.call_id))
 
     def _log(self, tag: str, **data: object) -> None:
         self._pending_events.append(DebugEntry(tag, len(self.turns), data))

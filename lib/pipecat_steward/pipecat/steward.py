@@ -56,6 +56,7 @@ class Steward:
         clock: Callable[[], str] | None = None,
         task_timeout_s: float | None = None,
         on_handover: HandoverCallback | None = None,
+        call_id: str | None = None,
     ) -> None:
         self.agent = agent
         options: dict[str, Any] = dict(
@@ -70,7 +71,9 @@ class Steward:
             on_handover=on_handover,
         )
         if "intents" in agent.raw:
-            self.session: StewardSession = TransactionSession(agent, clock=clock, **options)
+            self.session: StewardSession = TransactionSession(
+                agent, clock=clock, call_id=call_id, **options
+            )
         else:
             self.session = StewardSession(agent, **options)
         self.tools = StewardTools(self.session, extra_tools)

@@ -18,7 +18,7 @@ from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.driver import Driver
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.agent.records import Call
-from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.agent.session import ConflictListener, StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.testing.scenario import (
@@ -101,17 +101,22 @@ async def run_scenario_direct(
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
+    on_conflict: ConflictListener | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through the driver; return one trace per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and completed turns are
-    skipped, so a killed run resumes when run again.
+    skipped, so a killed run resumes when run again. ``on_conflict`` is told once when another
+    worker took the call over (as ``Steward.on_conflict`` is on a pipeline); it may end the run,
+    e.g. by cancelling the task that drives it.
     """
     loaded = scripted_backend(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
     )
     clock = TurnClock()
     session = _session(loaded, scenario, checkpointer, clock)
+    if on_conflict is not None:
+        session.conflict_listeners.append(on_conflict)
     await session.restore()
     driver = Driver(session)
     host = _DirectHost(driver, session)

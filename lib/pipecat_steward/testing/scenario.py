@@ -210,8 +210,11 @@ def resume_point(session: StewardSession, scenario: Scenario) -> int:
 
     A session restored from a checkpoint skips the turns it finished of the same scenario; a
     different scenario (the second half of a call) starts at its first turn with the restored
-    state.
+    state. A call without a checkpoint identity is named after the scenario, so every path keys
+    its executors alike.
     """
+    if isinstance(session, TransactionSession) and session.checkpointer is None:
+        session.call_id = f"scenario-{scenario.name}"
     done = session.turns_done if session.script == scenario.name else 0
     session.script = scenario.name
     return done
