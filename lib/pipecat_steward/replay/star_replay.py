@@ -1,0 +1,229 @@
+"""Replaying STAR dialogues through compiled procedures: gold queries, perturbations, next action.
+
+``replay_star(DIR)`` compiles every task flowchart (:mod:`.star_compile`), learns the ask →
+field bindings (:mod:`.star_bind`), plays every dialogue through the runtime
+(:mod:`.star_play`) and reports per task and overall, for happy and unhappy dialogues apart
+(:mod:`.star_report`). Perturbations are made on happy dialogues from the first gold query of
+each task that the gate allowed:
+
+- *drop*: remove the event that completed one ask or inform prerequisite (and, for an ask,
+  the wizard's question), then play up to the query again;
+- *early*: move the query to just before the event that completed its last prerequisite.
+
+A perturbation *breaks a requires edge* when a prerequisite of the query is open and applies
+at the moment of the call; the gate must then veto, and its text must name every such step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.core.procedures import StepState, step_state
+from pipecat_steward.replay.star_bind import bind_fields, schema_fields
+from pipecat_steward.replay.star_compile import StarProcedure, compile_task
+from pipecat_steward.replay.star_data import (
+    Event,
+    StarDialogue,
+    load_apis,
+    load_dialogues,
+    load_tasks,
+)
+from pipecat_steward.replay.star_play import GateCall, Player, next_query_values
+from pipecat_steward.replay.star_report import Report, VetoRecord
+
+__all__ = ["StarReplayer", "replay_star"]
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A dialogue played: the players by task and the next-action pairs (gold, predicted)."""
+
+    players: Mapping[str, Player]
+    actions: tuple[tuple[str, str], ...]
+
+
+class StarReplayer:
+    """Compiles the tasks once and plays dialogues through them."""
+
+    def __init__(
+        self,
+        flowcharts: Mapping[str, Mapping[str, Any]],
+        apis: Mapping[str, Mapping[str, Any]],
+        dialogues: Sequence[StarDialogue],
+    ) -> None:
+        first = {t: compile_task(t, f, apis.get(t)) for t, f in flowcharts.items()}
+        self.apis = {t: {t, str(apis.get(t, {}).get("function", t))} for t in first}
+        self.owner = {api: t for t, names in self.apis.items() for api in names}
+        self.bindings = bind_fields(first, self.apis, dialogues)
+        self.procs = {t: compile_task(t, f, apis.get(t), self._fields(first[t], f, apis.get(t)))
+                      for t, f in flowcharts.items()}  # fmt: skip
+
+    def _fields(
+        self, proc: StarProcedure, flowchart: Mapping[str, Any], api: Mapping[str, Any] | None
+    ) -> dict[str, tuple[str, ...]]:
+        """The one field the step's words name, else the measured one, else the named ties."""
+        replies = {str(k): str(v) for k, v in flowchart.get("replies", {}).items()}
+        named = schema_fields(proc, replies, api or {})
+        measured = self.bindings.get(proc.task, {})
+        out: dict[str, tuple[str, ...]] = {}
+        for label in {*named, *measured}:
+            one = len(named.get(label, ())) == 1
+            out[label] = named[label] if one or label not in measured else (measured[label],)
+        return out
+
+    def play(
+        self, dialogue: StarDialogue, events: Sequence[Event] | None = None, stop: int | None = None
+    ) -> Played:
+        """Play ``events`` (default: the dialogue's) up to index ``stop`` (exclusive)."""
+        events = dialogue.events if events is None else events
+        players = {
+            t: Player(self.procs[t], next_query_values(events, self.apis[t]))
+            for t in dict.fromkeys(dialogue.tasks) if t in self.procs
+        }  # fmt: skip
+        actions: list[tuple[str, str]] = []
+        acted = False
+        for i, event in enumerate(events[:stop]):
+            single = next(iter(players.values())) if len(players) == 1 else None
+            predicted = _predict(single, acted) if single else ""
+            gold = self._step(players, i, event)
+            if gold is not None:
+                if single is not None:
+                    actions.append((gold, predicted))
+                acted = True
+        return Played(players, tuple(actions))
+
+    def _step(self, players: Mapping[str, Player], i: int, event: Event) -> str | None:
+        """Apply one event; return the wizard's action label when it is one."""
+        if event.kind == "utter":
+            for player in players.values():
+                player.utter(i, event.text)
+            return None
+        if event.kind == "pick":
+            for player in players.values():
+                if event.label in player.proc.steps or event.label in player.proc.branch_entry:
+                    player.pick(i, event.label)
+            return event.label
+        player = players.get(self.owner.get(event.api, ""))
+        if player is None:
+            return "query" if event.kind == "query" else None
+        if event.kind == "query":
+            return player.query(i, event.constraints or {}).label
+        player.result(i, event.item)
+        return None
+
+
+def _predict(player: Player, acted: bool) -> str:
+    if not acted:
+        return "hello"  # every flowchart starts at the shared greeting
+    return player.current or "anything_else"
+
+
+def _perturb(
+    replayer: StarReplayer, dialogue: StarDialogue, played: Played, report: Report
+) -> None:
+    for task, player in played.players.items():
+        firsts = {c.label: c for c in reversed(player.calls)}  # a done query no longer gates
+        call = next((c for c in firsts.values() if c.allowed), None)
+        if call is None:
+            continue
+        procs = player.proc.procs
+        prereqs = [a for a in procs.ancestors[call.label]
+                   if player.proc.steps[a].kind != "query" and player.done_at.get(a, call.index) < call.index]  # fmt: skip
+        for step in prereqs:
+            drop = {player.done_at[step], player.answered_by.get(step, -1)}
+            events = [e for j, e in enumerate(dialogue.events) if j not in drop]
+            at = call.index - sum(1 for j in drop if 0 <= j < call.index)
+            _judge(replayer, dialogue, task, events, at, "drop", report)
+        if prereqs:
+            latest = max(player.done_at[a] for a in prereqs)
+            ev = list(dialogue.events)
+            query = ev.pop(call.index)
+            ev.insert(latest, query)
+            _judge(replayer, dialogue, task, ev, latest, "early", report)
+
+
+def _judge(
+    replayer: StarReplayer,
+    dialogue: StarDialogue,
+    task: str,
+    events: Sequence[Event],
+    at: int,
+    kind: str,
+    report: Report,
+) -> None:
+    played = replayer.play(dialogue, events, at + 1)
+    player = played.players[task]
+    call: GateCall | None = next((c for c in player.calls if c.index == at), None)
+    if call is None:
+        return
+    procs = player.proc.procs
+    broken = [a for a in procs.ancestors[call.label]
+              if step_state(procs.steps[a], player.variables) is StepState.OPEN]  # fmt: skip
+    titles = [procs.steps[a].title for a in broken]
+    caught = (not call.allowed and set(broken) <= set(call.open_steps)
+              and all(t in call.message for t in titles))  # fmt: skip
+    report.perturbation(task, kind, dialogue.dialogue_id, bool(broken), caught, broken, call)
+
+
+def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None) -> dict[str, Any]:
+    """Replay every dialogue of a STAR folder and return the report.
+
+    Args:
+        data_dir: A folder with ``tasks/*.json``, optional ``apis/*.json`` and
+            ``dialogues_*.jsonl.gz``.
+        dialogues: Replay these instead of the folder's dialogue files.
+    """
+    flowcharts = load_tasks(data_dir)
+    apis = load_apis(data_dir) if (data_dir / "apis").is_dir() else {}
+    todo = list(dialogues) if dialogues is not None else list(load_dialogues(data_dir))
+    start = time.perf_counter()
+    replayer = StarReplayer(flowcharts, apis, todo)
+    report = Report(replayer.procs)
+    for dialogue in todo:
+        played = replayer.play(dialogue)
+        _record(report, dialogue, played)
+    played_s = time.perf_counter() - start
+    for dialogue in todo:
+        if dialogue.happy:
+            _perturb(replayer, dialogue, replayer.play(dialogue), report)
+    return report.summary(len(todo), played_s, time.perf_counter() - start)
+
+
+def _record(report: Report, dialogue: StarDialogue, played: Played) -> None:
+    for task, player in played.players.items():
+        for call in player.calls:
+            record = None if call.allowed else _veto(dialogue, player, call)
+            report.query(task, dialogue.happy, record)
+        report.ask_checks(task, player.ask_checks)
+        if len(played.players) == 1:
+            report.actions(task, dialogue.happy, played.actions)
+
+
+def _veto(dialogue: StarDialogue, player: Player, call: GateCall) -> VetoRecord:
+    events = dialogue.events
+    picks = {e.label: j for j, e in reversed(list(enumerate(events))) if e.kind == "pick"}
+    given = set((events[call.index].constraints or {}).keys())
+    classes = tuple(_classify(player.proc, step, picks.get(step), call.index, given)
+                    for step in call.open_steps)  # fmt: skip
+    return VetoRecord(dialogue.dialogue_id, call.label, call.open_steps, classes, call.message)
+
+
+def _classify(proc: StarProcedure, step: str, picked: int | None, at: int, given: set[str]) -> str:
+    """Why a prerequisite was open at a gold query.
+
+    ``earlier_query_not_made``: the wizard called a later API step without the earlier one;
+    ``picked_after_query``: the wizard did the step, but after the call; ``asked_not_answered``:
+    asked, no user turn before the call; ``value_given_not_heard``: never picked, but the
+    query carries a field the step collects (the user gave it in words the heard rule does not
+    match, or the wizard asked in free text); ``no_evidence``: never picked and nothing in the
+    query shows it (skipped, or said in free text).
+    """
+    if proc.steps[step].kind == "query":
+        return "earlier_query_not_made"
+    if picked is not None:
+        return "picked_after_query" if picked > at else "asked_not_answered"
+    return "value_given_not_heard" if set(proc.steps[step].fields) & given else "no_evidence"
