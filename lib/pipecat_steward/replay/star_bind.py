@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 
 from pipecat_steward.replay.star_compile import StarProcedure
 from pipecat_steward.replay.star_data import StarDialogue, heard
-from pipecat_steward.replay.star_play import next_query_values
+from pipecat_steward.replay.star_evidence import next_query_values
 
 __all__ = ["MIN_HITS", "MIN_SHARE", "bind_fields", "collecting", "schema_fields"]
 

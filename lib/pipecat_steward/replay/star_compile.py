@@ -64,6 +64,7 @@ class StarStep:
     applies: str | None = None
     fields: tuple[str, ...] = ()
     optional: bool = False
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,8 @@ class StarProcedure:
         procs: The compiled procedures.
         issues: What publish validation reported (errors and warnings).
         outcomes: Query label → (success branch, failure branch).
-        branch_entry: First label of a non-outcome branch → that branch label.
+        branch_of: Each label a non-outcome branch reaches → that branch label (acting on
+            any of them shows the branch was taken).
         variables: The replay's variables with their starting values.
     """
 
@@ -87,7 +89,7 @@ class StarProcedure:
     procs: CompiledProcedures
     issues: tuple[Issue, ...]
     outcomes: Mapping[str, tuple[str, str]]
-    branch_entry: Mapping[str, str]
+    branch_of: Mapping[str, str]
     variables: Mapping[str, bool]
 
     @property
@@ -231,13 +233,14 @@ def compile_task(
     steps = {
         label: StarStep(label, g.kind(label), _resolve(g, label, optional),
                         _tool(task, label) if g.kind(label) == "query" else None,
-                        g.applies(label), tuple(collects.get(label, ())), label in optional)
+                        g.applies(label), tuple(collects.get(label, ())), label in optional,
+                        replies.get(label, ""))
         for label in g.steps
     }  # fmt: skip
     config = {"steps": [_settings(s, replies.get(s.label, "")) for s in steps.values()]}
     source = ScopeSource("main", "", config)
     report = validate_procedures([source], tools=[s.tool for s in steps.values() if s.tool])
-    entry = {c[0]: b for b, c in g.chains.items() if c and b not in _OUTCOMES}
+    entry = {x: b for b, c in g.chains.items() if b not in _OUTCOMES for x in c}
     names = [said(s.label) for s in steps.values() if s.kind != "query"]
     names += [branch(b) for b in g.branches]
     return StarProcedure(task, steps, config, compile_procedures([source]), report.issues,

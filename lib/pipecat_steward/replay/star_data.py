@@ -5,7 +5,8 @@ STAR (Mosig, Mehri, Kober, 2020; MIT) gives per task a flowchart (``tasks/<task>
 label that follows it) and an API schema (``apis/<task>.json``). Each dialogue (one JSON
 object a line in ``dialogues_*.jsonl.gz``) has a ``Scenario`` (``Happy``,
 ``WizardCapabilities``) and ``Events``. This module keeps the events the replay reads: user
-``utter``, wizard ``pick_suggestion`` (its ``ActionLabel``), wizard ``query`` (``APIName``,
+``utter``, wizard ``pick_suggestion`` (its ``ActionLabel``), wizard free-text ``utter``, wizard
+``query`` (``APIName``,
 ``Constraints``) and knowledge-base ``return_item``.
 """
 
@@ -30,7 +31,7 @@ __all__ = [
     "parse_dialogue",
 ]
 
-EventKind = Literal["utter", "pick", "query", "result"]
+EventKind = Literal["utter", "pick", "say", "query", "result"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +39,10 @@ class Event:
     """One replayed event.
 
     Attributes:
-        kind: ``utter`` (user), ``pick`` (wizard label), ``query`` (wizard API call) or
-            ``result`` (the knowledge base's answer).
+        kind: ``utter`` (user), ``pick`` (wizard label), ``say`` (wizard free text),
+            ``query`` (wizard API call) or ``result`` (the knowledge base's answer).
         label: The picked action label (``pick``).
-        text: The user's words (``utter``).
+        text: The words (``utter`` and ``say``).
         api: The API name (``query`` and ``result``).
         constraints: Field → raw constraint text (``query``).
         item: The returned item, None when nothing matched (``result``).
@@ -100,6 +101,8 @@ def _event(raw: Mapping[str, Any]) -> Event | None:
     agent, action = raw.get("Agent"), raw.get("Action")
     if agent == "User" and action == "utter":
         return Event("utter", text=str(raw.get("Text", "")))
+    if agent == "Wizard" and action == "utter":
+        return Event("say", text=str(raw.get("Text", "")))
     if agent == "Wizard" and action == "pick_suggestion":
         return Event("pick", label=str(raw.get("ActionLabel", "")))
     if agent == "Wizard" and action == "query":

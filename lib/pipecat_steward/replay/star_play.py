@@ -3,12 +3,14 @@
 The session is the runtime's own :class:`~pipecat_steward.agent.supervision.Supervisor` (the
 wrapper the engine uses); nothing here calls a model. The evidence rules, in order:
 
-1. A wizard ``pick_suggestion`` of an inform step completes it (the wizard told it).
+1. A wizard ``pick_suggestion`` of an inform step completes it (the wizard told it). Wizard
+   free text that mostly repeats one step's template counts as picking that step (the
+   *echo rule*, :func:`echoed_step`; the live runtime's judge plays this part).
 2. A wizard ``pick_suggestion`` of an ask step marks it asked; the next user utterance
    completes every asked step (the *ask rule*: an answer follows the question).
-3. A user utterance in which a value is heard that the dialogue's next query of that task
-   carries for a field the step collects completes that step (the *heard rule*; it stands in
-   for the extractor and sees only the user's own words). Fields come from :mod:`.star_bind`.
+3. A user utterance that supplies a field the step collects completes it (the *extraction
+   stand-in*: which turn supplies which field is decided once per dialogue by
+   :mod:`.star_evidence`; which fields a step collects, by :mod:`.star_bind`).
 4. A wizard ``query`` is a tool call: the branch it starts is marked taken, then the compiled
    gate decides. The gold dialogue goes on either way, so the result is applied after a veto
    too (the veto is what is measured).
@@ -33,9 +35,9 @@ from pipecat_steward.core.procedures import (
 )
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.replay.star_compile import StarProcedure, branch, said
-from pipecat_steward.replay.star_data import Event, constraint_values, heard
+from pipecat_steward.replay.star_data import constraint_values, heard
 
-__all__ = ["GateCall", "Player", "next_query_values", "query_label"]
+__all__ = ["GateCall", "Player", "echoed_step", "query_label"]
 
 _NEGATIVE = re.compile(r"\b(unavailable|not available|fail\w*|cannot|can't|unable|no \w+ found)\b")
 
@@ -75,16 +77,30 @@ def query_label(proc: StarProcedure, constraints: Mapping[str, str], done: set[s
     return next((q for q in queries if q not in done), queries[-1])
 
 
-def next_query_values(events: Sequence[Event], apis: set[str]) -> list[Mapping[str, str]]:
-    """Per event index, the constraints of the next query (of these APIs) at or after it."""
-    out: list[Mapping[str, str]] = [{}] * len(events)
-    upcoming: Mapping[str, str] = {}
-    for i in range(len(events) - 1, -1, -1):
-        e = events[i]
-        if e.kind == "query" and e.api in apis:
-            upcoming = e.constraints or {}
-        out[i] = upcoming
-    return out
+_WORD = re.compile(r"[a-z']+")
+ECHO_SHARE = 0.6
+ECHO_WORDS = 3
+
+
+def echoed_step(proc: StarProcedure, text: str) -> str | None:
+    """The ask or inform step whose template a wizard's free text mostly repeats, if one.
+
+    At least ``ECHO_SHARE`` of the text's words and ``ECHO_WORDS`` words must come from the
+    template; a tie between steps counts as no echo.
+    """
+    words = set(_WORD.findall(text.lower()))
+    if not words:
+        return None
+    scores: list[tuple[int, str]] = []
+    for label, step in proc.steps.items():
+        if step.kind != "query" and step.text:
+            common = len(words & set(_WORD.findall(step.text.lower())))
+            if common >= ECHO_WORDS and common >= ECHO_SHARE * len(words):
+                scores.append((common, label))
+    scores.sort(reverse=True)
+    if not scores or (len(scores) > 1 and scores[0][0] == scores[1][0]):
+        return None
+    return scores[0][1]
 
 
 @dataclass
@@ -93,6 +109,7 @@ class Player:
 
     proc: StarProcedure
     upcoming: Sequence[Mapping[str, str]]
+    given: Sequence[frozenset[str]]
     sup: Supervisor = field(init=False)
     variables: dict[str, JsonValue] = field(init=False)
     asked: list[tuple[str, int]] = field(default_factory=lambda: [])
@@ -132,13 +149,20 @@ class Player:
         """A wizard picked ``label``."""
         step = self.proc.steps.get(label)
         names: dict[str, bool] = {}
-        if label in self.proc.branch_entry:
-            names[branch(self.proc.branch_entry[label])] = True
+        if label in self.proc.branch_of:
+            names[branch(self.proc.branch_of[label])] = True
         if step is not None and step.kind == "inform":
             names[said(label)] = True
         elif step is not None and step.kind == "ask":
             self.asked.append((label, index))
         self._set(index, names)
+
+    def say(self, index: int, text: str) -> str | None:
+        """The wizard typed free text: count it as the pick of the one step it echoes."""
+        label = echoed_step(self.proc, text)
+        if label is not None:
+            self.pick(index, label)
+        return label
 
     def utter(self, index: int, text: str) -> None:
         """The user spoke."""
@@ -149,9 +173,12 @@ class Player:
             self.answered_by.setdefault(label, asked_at)
             self._check_ask(label, lowered, index)
         self.asked.clear()
+        supplied = self.given[index]
         for label, step in self.proc.steps.items():
-            if step.fields and self._heard(step.fields, lowered, index):
+            if supplied.intersection(step.fields):
                 names[said(label)] = True
+                if label in self.proc.branch_of:
+                    names[branch(self.proc.branch_of[label])] = True
         self._set(index, names)
 
     def _heard(self, fields: tuple[str, ...], lowered: str, index: int) -> bool:
@@ -172,8 +199,8 @@ class Player:
     def query(self, index: int, constraints: Mapping[str, str]) -> GateCall:
         """A wizard called the API: mark the branch it starts, then ask the gate."""
         label = query_label(self.proc, constraints, self.done())
-        if label in self.proc.branch_entry:
-            self._set(index, {branch(self.proc.branch_entry[label]): True})
+        if label in self.proc.branch_of:
+            self._set(index, {branch(self.proc.branch_of[label]): True})
         decision = self.sup.gate(self.variables, self.proc.tool(label))
         if isinstance(decision, Veto):
             self.sup.block(decision)

@@ -32,7 +32,8 @@ from pipecat_steward.replay.star_data import (
     load_dialogues,
     load_tasks,
 )
-from pipecat_steward.replay.star_play import GateCall, Player, next_query_values
+from pipecat_steward.replay.star_evidence import next_query_values, supplied_fields
+from pipecat_steward.replay.star_play import GateCall, Player
 from pipecat_steward.replay.star_report import Report, VetoRecord
 
 __all__ = ["StarReplayer", "replay_star"]
@@ -76,24 +77,37 @@ class StarReplayer:
         return out
 
     def play(
-        self, dialogue: StarDialogue, events: Sequence[Event] | None = None, stop: int | None = None
+        self,
+        dialogue: StarDialogue,
+        order: Sequence[int] | None = None,
+        stop_after: int | None = None,
+        *,
+        fallback: bool = True,
     ) -> Played:
-        """Play ``events`` (default: the dialogue's) up to index ``stop`` (exclusive)."""
-        events = dialogue.events if events is None else events
+        """Play the dialogue's events in ``order`` (original indices; default: all).
+
+        Args:
+            dialogue: The dialogue.
+            order: The original event indices to play, in this order (a perturbation).
+            stop_after: Stop after playing this original index.
+            fallback: Whether the extraction stand-in credits a value the heard rule missed
+                to the last user turn before its query (see :mod:`.star_evidence`).
+        """
+        events = dialogue.events
         players = {
-            t: Player(self.procs[t], next_query_values(events, self.apis[t]))
+            t: Player(self.procs[t], next_query_values(events, self.apis[t]),
+                      supplied_fields(events, self.apis[t], fallback=fallback))
             for t in dict.fromkeys(dialogue.tasks) if t in self.procs
         }  # fmt: skip
+        single = next(iter(players.values())) if len(players) == 1 else None
         actions: list[tuple[str, str]] = []
-        acted = False
-        for i, event in enumerate(events[:stop]):
-            single = next(iter(players.values())) if len(players) == 1 else None
-            predicted = _predict(single, acted) if single else ""
-            gold = self._step(players, i, event)
-            if gold is not None:
-                if single is not None:
-                    actions.append((gold, predicted))
-                acted = True
+        for i in range(len(events)) if order is None else order:
+            predicted = _predict(single, bool(actions)) if single else ""
+            gold = self._step(players, i, events[i])
+            if gold is not None and single is not None:
+                actions.append((gold, predicted))
+            if i == stop_after:
+                break
         return Played(players, tuple(actions))
 
     def _step(self, players: Mapping[str, Player], i: int, event: Event) -> str | None:
@@ -102,9 +116,13 @@ class StarReplayer:
             for player in players.values():
                 player.utter(i, event.text)
             return None
+        if event.kind == "say":
+            for player in players.values():
+                player.say(i, event.text)
+            return None
         if event.kind == "pick":
             for player in players.values():
-                if event.label in player.proc.steps or event.label in player.proc.branch_entry:
+                if event.label in player.proc.steps or event.label in player.proc.branch_of:
                     player.pick(i, event.label)
             return event.label
         player = players.get(self.owner.get(event.api, ""))
@@ -133,29 +151,28 @@ def _perturb(
         procs = player.proc.procs
         prereqs = [a for a in procs.ancestors[call.label]
                    if player.proc.steps[a].kind != "query" and player.done_at.get(a, call.index) < call.index]  # fmt: skip
+        every = range(len(dialogue.events))
         for step in prereqs:
             drop = {player.done_at[step], player.answered_by.get(step, -1)}
-            events = [e for j, e in enumerate(dialogue.events) if j not in drop]
-            at = call.index - sum(1 for j in drop if 0 <= j < call.index)
-            _judge(replayer, dialogue, task, events, at, "drop", report)
+            order = [j for j in every if j not in drop]
+            _judge(replayer, dialogue, task, order, call.index, "drop", report)
         if prereqs:
             latest = max(player.done_at[a] for a in prereqs)
-            ev = list(dialogue.events)
-            query = ev.pop(call.index)
-            ev.insert(latest, query)
-            _judge(replayer, dialogue, task, ev, latest, "early", report)
+            order = [j for j in every if j != call.index]
+            order.insert(latest, call.index)
+            _judge(replayer, dialogue, task, order, call.index, "early", report)
 
 
 def _judge(
     replayer: StarReplayer,
     dialogue: StarDialogue,
     task: str,
-    events: Sequence[Event],
+    order: Sequence[int],
     at: int,
     kind: str,
     report: Report,
 ) -> None:
-    played = replayer.play(dialogue, events, at + 1)
+    played = replayer.play(dialogue, order, at)
     player = played.players[task]
     call: GateCall | None = next((c for c in player.calls if c.index == at), None)
     if call is None:
@@ -183,14 +200,19 @@ def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None)
     start = time.perf_counter()
     replayer = StarReplayer(flowcharts, apis, todo)
     report = Report(replayer.procs)
+    compiled = time.perf_counter()
     for dialogue in todo:
-        played = replayer.play(dialogue)
-        _record(report, dialogue, played)
-    played_s = time.perf_counter() - start
+        _record(report, dialogue, replayer.play(dialogue))
+    played_s = time.perf_counter() - compiled
     for dialogue in todo:
+        for task, player in replayer.play(dialogue, fallback=False).players.items():
+            for call in player.calls:
+                report.heard_only(task, dialogue.happy, call.allowed)
         if dialogue.happy:
             _perturb(replayer, dialogue, replayer.play(dialogue), report)
-    return report.summary(len(todo), played_s, time.perf_counter() - start)
+    seconds = {"compile_and_bind": compiled - start, "replay": played_s,
+               "total": time.perf_counter() - start}  # fmt: skip
+    return report.summary(len(todo), seconds)
 
 
 def _record(report: Report, dialogue: StarDialogue, played: Played) -> None:

@@ -109,6 +109,7 @@ class Report:
         self.tallies: dict[tuple[str, bool], _Tally] = {}
         self.perturb: dict[str, _Perturbations] = {}
         self.asks: dict[str, Counter[str]] = {}
+        self.heard: Counter[tuple[str, bool, bool]] = Counter()
 
     def _tally(self, task: str, happy: bool) -> _Tally:
         return self.tallies.setdefault((task, happy), _Tally())
@@ -121,6 +122,15 @@ class Report:
             tally.allowed += 1
         else:
             tally.vetoes.append(veto)
+
+    def heard_only(self, task: str, happy: bool, allowed: bool) -> None:
+        """One gold query of the run whose extraction stand-in has no fallback."""
+        self.heard[(task, happy, allowed)] += 1
+
+    def _heard_share(self, happy: bool, task: str | None = None) -> float | None:
+        hits = [(t, a, n) for (t, h, a), n in self.heard.items()
+                if h == happy and task in (None, t)]  # fmt: skip
+        return _share(sum(n for _, a, n in hits if a), sum(n for _, _, n in hits))
 
     def actions(self, task: str, happy: bool, pairs: Iterable[tuple[str, str]]) -> None:
         """Next-action pairs (gold, predicted) of a single-task dialogue."""
@@ -151,7 +161,7 @@ class Report:
                 p.missed.append({"dialogue": dialogue_id, "kind": kind, "open": list(open_steps),
                                  "allowed": call.allowed, "message": call.message})  # fmt: skip
 
-    def summary(self, dialogues: int, played_s: float, total_s: float) -> dict[str, Any]:
+    def summary(self, dialogues: int, seconds: Mapping[str, float]) -> dict[str, Any]:
         """The report as one JSON-safe mapping."""
         happy = [t for (_, h), t in self.tallies.items() if h]
         unhappy = [t for (_, h), t in self.tallies.items() if not h]
@@ -164,8 +174,12 @@ class Report:
             "next_action_happy": _agreement([a for t in happy for a in t.actions]),
             "next_action_unhappy": _agreement([a for t in unhappy for a in t.actions]),
             "dialogues": dialogues,
-            "dialogues_per_second": round(dialogues / played_s, 1) if played_s else None,
-            "seconds": {"replay": round(played_s, 2), "with_perturbations": round(total_s, 2)},
+            "dialogues_per_second": round(dialogues / seconds["replay"], 1)
+            if seconds["replay"]
+            else None,
+            "gold_queries_allowed_happy_heard_only": self._heard_share(True),
+            "gold_queries_allowed_unhappy_heard_only": self._heard_share(False),
+            "seconds": {k: round(v, 2) for k, v in seconds.items()},
             "perturbations": self._perturbations(),
             "veto_classes_happy": dict(Counter(c for t in happy for v in t.vetoes for c in v.classes)),
             "veto_classes_unhappy": dict(Counter(c for t in unhappy for v in t.vetoes for c in v.classes)),
@@ -202,6 +216,7 @@ class Report:
             out[name] = {
                 "queries": tally.queries,
                 "allowed": _share(tally.allowed, tally.queries),
+                "allowed_heard_only": self._heard_share(happy, task),
                 "vetoes": len(tally.vetoes),
                 "next_action": _agreement(tally.actions),
             }
