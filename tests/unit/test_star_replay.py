@@ -193,6 +193,7 @@ def test_a_step_collecting_only_optional_inputs_is_not_a_prerequisite() -> None:
     assert proc.steps["query_check"].requires == ("kennel_ask_night",)
     assert "kennel_ask_wish" not in proc.procs.ancestors["query_check"]
     assert "kennel_ask_wish" not in proc.procs.ancestors["query_book"]
+    assert proc.steps["kennel_ask_wish"].applies == "proc_query_check_done != true"
     no_schema = compile_task("kennel_reserve", KENNEL, None, fields)
     assert not no_schema.steps["kennel_ask_wish"].optional  # no `required` list: no inference
 
@@ -362,3 +363,29 @@ def test_real_star_data_meets_the_gate_goals() -> None:
     assert report["perturbations_caught"] == 1.0
     assert report["gold_queries_allowed_happy"] >= 0.95
     assert all(not t["validation_errors"] for t in report["tasks"].values())
+
+
+def test_after_a_result_the_checklist_points_to_the_branch_taken_not_back() -> None:
+    replayer, [dialogue] = _replayer([_happy_kennel(1)])
+    check_result = 10  # the index of the check's return_item
+    played = replayer.play(dialogue, stop_after=check_result)
+    player = played.players["kennel_reserve"]
+    assert player.guided == [(check_result, "kennel_inform_free")]  # not the skipped wish ask
+
+
+@pytest.mark.parametrize(
+    ("item", "branch_taken"),
+    [
+        ({"Message": "Available"}, "available"),
+        ({"Message": "Unavailable"}, "unavailable"),
+        ({"Status": "The place is not available."}, "unavailable"),
+        (None, "unavailable"),
+    ],
+)  # fmt: skip
+def test_result_text_decides_the_outcome_branch(
+    item: dict[str, Any] | None, branch_taken: str
+) -> None:
+    events = [_q("kennel_reserve", **BOOK, RequestType='"Check"'), _r("kennel_reserve", item)]
+    replayer, [dialogue] = _replayer([_dialogue(5, "kennel_reserve", events)])
+    player = replayer.play(dialogue).players["kennel_reserve"]
+    assert player.variables[f"branch_{branch_taken}"] is True

@@ -14,7 +14,8 @@ The flowchart's ``graph`` maps a wizard action label to the label that follows i
   replay's evidence rules set. Its prerequisites are the steps the graph puts right before it.
 - A step is optional when the API schema lists its required inputs and the step collects
   only inputs outside that list (``CustomerRequest``, ``Message``): it stays a step with its
-  guidance, but nothing requires it; what it required passes through to its successors.
+  guidance, but nothing requires it; what it required passes through to its successors, and
+  it stops applying once the query it feeds has run.
 - An outcome pair hangs off a query with no successor of its own (pairs and such queries are
   matched in flowchart order). Any other branch label hangs off the one terminal question of
   the graph when there is exactly one. An edge from a branch label back onto the main path
@@ -41,6 +42,7 @@ from pipecat_steward.core.procedures import (
     Issue,
     ScopeSource,
     compile_procedures,
+    done_name,
 )
 from pipecat_steward.core.procedures.validate import validate_procedures
 
@@ -171,6 +173,15 @@ class _Graph:
     def _on_positive(self, label: str) -> bool:
         return any(label in self.chains.get(p[0], ()) for p in OUTCOME_PAIRS)
 
+    def next_query(self, label: str) -> str | None:
+        """The first query the graph reaches after ``label``."""
+        node = self.graph.get(label)
+        seen: set[str] = set()
+        while node is not None and node not in seen and not _is_query(node):
+            seen.add(node)
+            node = self.graph.get(node)
+        return node
+
     def kind(self, label: str) -> StepKind:
         if _is_query(label):
             return "query"
@@ -233,7 +244,8 @@ def compile_task(
     steps = {
         label: StarStep(label, g.kind(label), _resolve(g, label, optional),
                         _tool(task, label) if g.kind(label) == "query" else None,
-                        g.applies(label), tuple(collects.get(label, ())), label in optional,
+                        _applies(g, label, optional), tuple(collects.get(label, ())),
+                        label in optional,
                         replies.get(label, ""))
         for label in g.steps
     }  # fmt: skip
@@ -245,6 +257,18 @@ def compile_task(
     names += [branch(b) for b in g.branches]
     return StarProcedure(task, steps, config, compile_procedures([source]), report.issues,
                          g.outcomes, entry, dict.fromkeys(names, False))  # fmt: skip
+
+
+def _applies(g: _Graph, label: str, optional: set[str]) -> str | None:
+    """The step's ``applies_when``: its branch condition, and for an optional step, the query.
+
+    An optional step stops applying once the query it feeds has run, so guidance never points
+    back to it after the call.
+    """
+    conditions = [c for c in (g.applies(label),) if c]
+    if label in optional and (fed := g.next_query(label)) is not None:
+        conditions.append(f"{done_name(fed)} != true")
+    return " and ".join(conditions) or None
 
 
 def _optional(collects: tuple[str, ...], required: set[str]) -> bool:

@@ -15,8 +15,8 @@ wrapper the engine uses); nothing here calls a model. The evidence rules, in ord
    gate decides. The gold dialogue goes on either way, so the result is applied after a veto
    too (the veto is what is measured).
 5. ``return_item`` is the call's result: it completes the query step and, for a query with
-   outcome branches, marks the success or failure branch (no item, or a message that says
-   unavailable / failed / cannot, is a failure).
+   outcome branches, first marks the success or failure branch (no item, or an item whose
+   text says unavailable / failed / cannot, is a failure).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class GateCall:
         allowed: Whether the gate allowed it.
         open_steps: The open prerequisites a veto named.
         message: The veto text the model would read.
+        next_step: The prerequisite whose guidance the veto gave.
     """
 
     index: int
@@ -59,6 +60,7 @@ class GateCall:
     allowed: bool
     open_steps: tuple[str, ...] = ()
     message: str = ""
+    next_step: str | None = None
 
 
 def query_label(proc: StarProcedure, constraints: Mapping[str, str], done: set[str]) -> str:
@@ -118,6 +120,7 @@ class Player:
     answered_by: dict[str, int] = field(default_factory=lambda: {})
     ask_checks: list[tuple[str, str]] = field(default_factory=lambda: [])
     pending_query: str | None = None
+    guided: list[tuple[int, str | None]] = field(default_factory=lambda: [])
 
     def __post_init__(self) -> None:
         procs = self.proc.procs
@@ -204,8 +207,9 @@ class Player:
         decision = self.sup.gate(self.variables, self.proc.tool(label))
         if isinstance(decision, Veto):
             self.sup.block(decision)
+            nxt = decision.next_step.id if decision.next_step else None
             call = GateCall(index, label, False, tuple(s.id for s in decision.open_steps),
-                            decision.message())  # fmt: skip
+                            decision.message(), nxt)  # fmt: skip
         else:
             call = GateCall(index, label, isinstance(decision, Allow))
         self.calls.append(call)
@@ -213,18 +217,23 @@ class Player:
         return call
 
     def result(self, index: int, item: Mapping[str, object] | None) -> None:
-        """The knowledge base answered the pending query."""
+        """The knowledge base answered the pending query.
+
+        The outcome branch is marked first (the host maps the result to a variable before the
+        runtime sees it), so the result's next-step note can follow the branch taken.
+        """
         label = self.pending_query
         if label is None:
             return
         self.pending_query = None
-        before = self.done()
-        result: dict[str, JsonValue] = {"success": True, "found": item is not None}
-        self.variables, _ = self.sup.tool_result(self.variables, self.proc.tool(label), result,
-                                                 f"q{index}")  # fmt: skip
-        self._stamp(index, before)
         pair = self.proc.outcomes.get(label)
         if pair is not None:
-            message = str((item or {}).get("Message", "")).lower()
-            failed = item is None or bool(_NEGATIVE.search(message))
+            words = " ".join(str(v) for v in (item or {}).values() if isinstance(v, str))
+            failed = item is None or bool(_NEGATIVE.search(words.lower()))
             self._set(index, {branch(pair[1] if failed else pair[0]): True})
+        before = self.done()
+        result: dict[str, JsonValue] = {"success": True, "found": item is not None}
+        self.variables, note = self.sup.tool_result(self.variables, self.proc.tool(label), result,
+                                                    f"q{index}")  # fmt: skip
+        self._stamp(index, before)
+        self.guided.append((index, self.current if note else None))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.core.procedures import StepState, step_state
+from pipecat_steward.core.procedures.state import ready
 from pipecat_steward.replay.star_bind import bind_fields, schema_fields
 from pipecat_steward.replay.star_compile import StarProcedure, compile_task
 from pipecat_steward.replay.star_data import (
@@ -181,9 +182,13 @@ def _judge(
     broken = [a for a in procs.ancestors[call.label]
               if step_state(procs.steps[a], player.variables) is StepState.OPEN]  # fmt: skip
     titles = [procs.steps[a].title for a in broken]
+    nxt = procs.steps.get(call.next_step or "")
+    guided = nxt is not None and nxt.id in broken and ready(procs, nxt, player.variables)
     caught = (not call.allowed and set(broken) <= set(call.open_steps)
               and all(t in call.message for t in titles))  # fmt: skip
     report.perturbation(task, kind, dialogue.dialogue_id, bool(broken), caught, broken, call)
+    if broken:
+        report.veto_guidance(guided)
 
 
 def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None) -> dict[str, Any]:
@@ -221,6 +226,10 @@ def _record(report: Report, dialogue: StarDialogue, played: Played) -> None:
             record = None if call.allowed else _veto(dialogue, player, call)
             report.query(task, dialogue.happy, record)
         report.ask_checks(task, player.ask_checks)
+        for index, step in player.guided:
+            after = (e.label for e in dialogue.events[index + 1 :] if e.kind == "pick")
+            following = next((x for x in after if x in player.proc.steps), None)
+            report.result_guidance(step, following)
         if len(played.players) == 1:
             report.actions(task, dialogue.happy, played.actions)
 

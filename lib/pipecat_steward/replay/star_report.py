@@ -110,6 +110,7 @@ class Report:
         self.perturb: dict[str, _Perturbations] = {}
         self.asks: dict[str, Counter[str]] = {}
         self.heard: Counter[tuple[str, bool, bool]] = Counter()
+        self.guidance: Counter[str] = Counter()
 
     def _tally(self, task: str, happy: bool) -> _Tally:
         return self.tallies.setdefault((task, happy), _Tally())
@@ -122,6 +123,22 @@ class Report:
             tally.allowed += 1
         else:
             tally.vetoes.append(veto)
+
+    def veto_guidance(self, ready_open_step: bool) -> None:
+        """Whether a perturbation's veto gave the guidance of an open step that is ready."""
+        self.guidance[
+            "veto_points_to_ready_open_step" if ready_open_step else "veto_points_elsewhere"
+        ] += 1
+
+    def result_guidance(self, step: str | None, following: str | None) -> None:
+        """A query result's next-step note against the wizard's next flowchart pick."""
+        if step is None:
+            self.guidance["result_without_note"] += 1
+        elif following is None:
+            self.guidance["result_note_no_later_pick"] += 1
+        else:
+            self.guidance["result_note_matches_next_pick" if step == following
+                          else "result_note_differs_from_next_pick"] += 1  # fmt: skip
 
     def heard_only(self, task: str, happy: bool, allowed: bool) -> None:
         """One gold query of the run whose extraction stand-in has no fallback."""
@@ -181,6 +198,7 @@ class Report:
             "gold_queries_allowed_unhappy_heard_only": self._heard_share(False),
             "seconds": {k: round(v, 2) for k, v in seconds.items()},
             "perturbations": self._perturbations(),
+            "guidance": dict(sorted(self.guidance.items())),
             "veto_classes_happy": dict(Counter(c for t in happy for v in t.vetoes for c in v.classes)),
             "veto_classes_unhappy": dict(Counter(c for t in unhappy for v in t.vetoes for c in v.classes)),
             "ask_rule": {t: dict(c) for t, c in sorted(self.asks.items()) if c},
