@@ -204,9 +204,13 @@ class Report:
             "ask_rule": {t: dict(c) for t, c in sorted(self.asks.items()) if c},
             "tasks": {t: self._task(t) for t in sorted(self.procs)},
             "baselines": BASELINES,
-            "vetoes_happy": [_veto_json(t, v) for (t, h), tally in sorted(self.tallies.items())
-                             if h for v in tally.vetoes],  # fmt: skip
+            "vetoes_happy": self._vetoes(True),
+            "vetoes_unhappy": self._vetoes(False),
         }  # fmt: skip
+
+    def _vetoes(self, happy: bool) -> list[dict[str, Any]]:
+        return [_veto_json(t, v) for (t, h), tally in sorted(self.tallies.items())
+                if h == happy for v in tally.vetoes]  # fmt: skip
 
     def _perturbations(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
