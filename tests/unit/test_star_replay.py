@@ -389,3 +389,46 @@ def test_result_text_decides_the_outcome_branch(
     replayer, [dialogue] = _replayer([_dialogue(5, "kennel_reserve", events)])
     player = replayer.play(dialogue).players["kennel_reserve"]
     assert player.variables[f"branch_{branch_taken}"] is True
+
+
+SHELTER: dict[str, Any] = {
+    "task": "shelter_search",
+    "replies": {
+        "hello": "Hello, how can I help?",
+        "shelter_inform_search_criteria": "I can filter by breed or age.",
+        "shelter_inform_result": "I found {name:s}.",
+        "query": "Query",
+    },
+    "graph": {
+        "hello": "shelter_inform_search_criteria",
+        "shelter_inform_search_criteria": "query",
+        "query": "shelter_inform_result",
+    },
+}
+SHELTER_API: dict[str, Any] = {
+    "input": [
+        {"Name": "Breed", "ReadableName": "Breed"},
+        {"Name": "Age", "ReadableName": "Age"},
+        {"Name": "Colour", "ReadableName": "Coat Colour"},
+    ],
+    "required": [],
+}
+
+
+def test_an_inform_collects_every_field_its_answers_carry() -> None:
+    def asked(number: int, colour: str) -> Any:
+        return _dialogue(number, "shelter_search", [
+            _w("shelter_inform_search_criteria"), _u(f"a {colour} one please"),
+            _q("shelter_search", Colour=f'"{colour}"'), _r("shelter_search", {"Name": "Bo"}),
+        ])  # fmt: skip
+
+    volunteered = _dialogue(9, "shelter_search", [
+        _u("Any black dogs?"), _q("shelter_search", Colour='"black"'),
+    ])  # fmt: skip
+    raw = [asked(1, "brown"), asked(2, "white"), asked(3, "grey"), volunteered]
+    parsed = [parse_dialogue(d) for d in raw]
+    replayer = StarReplayer({"shelter_search": SHELTER}, {"shelter_search": SHELTER_API}, parsed)
+    step = replayer.procs["shelter_search"].steps["shelter_inform_search_criteria"]
+    assert set(step.fields) == {"Breed", "Age", "Colour"}  # named two, measured the third
+    call = replayer.play(parsed[-1], fallback=False).players["shelter_search"].calls[0]
+    assert call.allowed

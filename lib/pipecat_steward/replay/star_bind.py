@@ -31,6 +31,7 @@ __all__ = ["MIN_HITS", "MIN_SHARE", "bind_fields", "collecting", "schema_fields"
 
 MIN_SHARE = 0.3
 MIN_HITS = 3
+MIN_INFORM_SHARE = 0.1
 _GENERIC = frozenset({"name", "the", "of", "id", "has", "does", "num", "is", "a"})
 
 
@@ -76,15 +77,19 @@ def bind_fields(
     procs: Mapping[str, StarProcedure],
     apis: Mapping[str, set[str]],
     dialogues: Iterable[StarDialogue],
-) -> dict[str, dict[str, str]]:
-    """Task → ask label → the API field its answers carry (measured)."""
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Task → ask label → the API field its answers carry (measured; one field each)."""
     hits: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     asked: dict[str, Counter[str]] = defaultdict(Counter)
     for dialogue in dialogues:
         for task in dict.fromkeys(dialogue.tasks):
             if task in procs:
                 _score(procs[task], apis.get(task, {task}), dialogue, hits[task], asked[task])
-    return {task: _best(hits[task], asked[task]) for task in procs}
+    return {task: _best(hits[task], asked[task], _asks(proc)) for task, proc in procs.items()}
+
+
+def _asks(proc: StarProcedure) -> set[str]:
+    return {label for label in collecting(proc) if proc.steps[label].kind == "ask"}
 
 
 def _score(
@@ -95,7 +100,7 @@ def _score(
     asked: Counter[str],
 ) -> None:
     upcoming = next_query_values(dialogue.events, apis)
-    asks = {label for label in collecting(proc) if proc.steps[label].kind == "ask"}
+    asks = set(collecting(proc))
     waiting: list[str] = []
     for i, event in enumerate(dialogue.events):
         if event.kind == "pick" and event.label in asks:
@@ -109,13 +114,44 @@ def _score(
             waiting = []
 
 
-def _best(hits: Counter[tuple[str, str]], asked: Counter[str]) -> dict[str, str]:
-    share = {key: n / asked[key[0]] for key, n in hits.items()
-             if n >= MIN_HITS and n >= MIN_SHARE * asked[key[0]]}  # fmt: skip
-    out: dict[str, str] = {}
+def _best(
+    hits: Counter[tuple[str, str]], asked: Counter[str], asks: set[str]
+) -> dict[str, tuple[str, ...]]:
+    share = {key: n / asked[key[0]] for key, n in hits.items() if key[0] in asks
+             and n >= MIN_HITS and n >= MIN_SHARE * asked[key[0]]}  # fmt: skip
+    out: dict[str, tuple[str, ...]] = {}
     taken: set[str] = set()
     for (label, name), _ in sorted(share.items(), key=lambda kv: -kv[1]):
         if label not in out and name not in taken:
-            out[label] = name
+            out[label] = (name,)
             taken.add(name)
+    return out
+
+
+def bind_inform_fields(
+    procs: Mapping[str, StarProcedure],
+    apis: Mapping[str, set[str]],
+    dialogues: Iterable[StarDialogue],
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Task → inform label → every field heard in enough of the answers to it.
+
+    An inform that lists search criteria is answered with any of them, so every field heard in
+    at least ``MIN_INFORM_SHARE`` of the answers (and ``MIN_HITS`` times) counts.
+    """
+    hits: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    asked: dict[str, Counter[str]] = defaultdict(Counter)
+    for dialogue in dialogues:
+        for task in dict.fromkeys(dialogue.tasks):
+            if task in procs:
+                _score(procs[task], apis.get(task, {task}), dialogue, hits[task], asked[task])
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for task, proc in procs.items():
+        informs = [x for x in collecting(proc) if proc.steps[x].kind == "inform"]
+        out[task] = {
+            label: names
+            for label in informs
+            if (names := tuple(n for (lb, n), c in sorted(hits[task].items())
+                               if lb == label and c >= MIN_HITS
+                               and c >= MIN_INFORM_SHARE * asked[task][label]))
+        }  # fmt: skip
     return out

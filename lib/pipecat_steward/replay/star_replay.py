@@ -24,7 +24,7 @@ from typing import Any
 
 from pipecat_steward.core.procedures import StepState, step_state
 from pipecat_steward.core.procedures.state import ready
-from pipecat_steward.replay.star_bind import bind_fields, schema_fields
+from pipecat_steward.replay.star_bind import bind_fields, bind_inform_fields, schema_fields
 from pipecat_steward.replay.star_compile import StarProcedure, compile_task
 from pipecat_steward.replay.star_data import (
     Event,
@@ -61,20 +61,27 @@ class StarReplayer:
         self.apis = {t: {t, str(apis.get(t, {}).get("function", t))} for t in first}
         self.owner = {api: t for t, names in self.apis.items() for api in names}
         self.bindings = bind_fields(first, self.apis, dialogues)
+        self.informs = bind_inform_fields(first, self.apis, dialogues)
         self.procs = {t: compile_task(t, f, apis.get(t), self._fields(first[t], f, apis.get(t)))
                       for t, f in flowcharts.items()}  # fmt: skip
 
     def _fields(
         self, proc: StarProcedure, flowchart: Mapping[str, Any], api: Mapping[str, Any] | None
     ) -> dict[str, tuple[str, ...]]:
-        """The one field the step's words name, else the measured one, else the named ties."""
+        """The fields each step collects.
+
+        The one field the step's words name, else the measured one, else the named ties; an
+        inform adds every field measured in the answers to it.
+        """
         replies = {str(k): str(v) for k, v in flowchart.get("replies", {}).items()}
         named = schema_fields(proc, replies, api or {})
         measured = self.bindings.get(proc.task, {})
         out: dict[str, tuple[str, ...]] = {}
         for label in {*named, *measured}:
             one = len(named.get(label, ())) == 1
-            out[label] = named[label] if one or label not in measured else (measured[label],)
+            out[label] = named[label] if one or label not in measured else measured[label]
+        for label, fields in self.informs.get(proc.task, {}).items():
+            out[label] = tuple(dict.fromkeys([*out.get(label, ()), *fields]))
         return out
 
     def play(
