@@ -186,6 +186,14 @@ def test_compile_places_every_flowchart_label() -> None:
     assert proc.procs.gates["kennel_reserve_book"].steps == ("query_book",)
 
 
+def test_a_flowchart_that_places_no_query_still_has_its_api_call() -> None:
+    chart = {"replies": {"hello": "Hi", "y_ask_a": "A?", "query": "Query"},
+             "graph": {"hello": "y_ask_a"}}  # fmt: skip
+    proc = compile_task("y", chart)
+    assert proc.queries == ("query",) and proc.steps["query"].requires == ()
+    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+
+
 def test_a_step_collecting_only_optional_inputs_is_not_a_prerequisite() -> None:
     fields = {"ask_name": ("OwnerName",), "kennel_ask_wish": ("Wish",)}
     proc = compile_task("kennel_reserve", KENNEL, KENNEL_API, fields)
@@ -207,28 +215,39 @@ _LABEL = st.from_regex(r"[a-z]{3,8}", fullmatch=True)
     outcome=st.sampled_from([None, ("available", "unavailable"), ("query_success", "query_failure")]),
     loop=st.booleans(),
     alternative=st.booleans(),
+    retry=st.booleans(),
 )  # fmt: skip
 def test_any_flowchart_compiles_to_a_valid_procedure(
-    asks: list[str], outcome: tuple[str, str] | None, loop: bool, alternative: bool
+    asks: list[str],
+    outcome: tuple[str, str] | None,
+    loop: bool,
+    alternative: bool,
+    retry: bool,
 ) -> None:
     labels = [f"x_ask_{a}" for a in asks]
     chain = ["hello", *labels, "query"]
     graph = dict(zip(chain, chain[1:], strict=False))
+    if retry and outcome:
+        graph["x_inform_bad"] = labels[0]  # a failure that starts over: a loop, not an order
     replies = {label: f"Tell me {label}?" for label in labels}
     if outcome:
         graph[outcome[0]] = "x_inform_good"
         graph[outcome[1]] = "x_inform_bad"
+    if retry and len(labels) > 1:
+        graph["query"] = "x_inform_told"
+        graph["x_inform_told"] = labels[1]  # back to an earlier step
     if loop:
         graph["no"] = labels[0]
     if alternative:
         graph["info_missing"] = "x_ask_other"
         graph["x_ask_other"] = "query"
     proc = compile_task("x", {"replies": replies, "graph": graph})
-    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []  # no cycle, no unknown
     ancestors = set(proc.procs.ancestors["query"])
     assert set(labels[:-1]) <= ancestors  # everything the flowchart puts before the call
     assert labels[-1] in ancestors
     if alternative:
+        assert "x_ask_other" in ancestors  # the alternative path joins, it is not a retry
         assert proc.steps[labels[-1]].applies == "branch_info_missing != true"
         assert proc.steps["x_ask_other"].applies == "branch_info_missing == true"
 

@@ -19,7 +19,10 @@ The flowchart's ``graph`` maps a wizard action label to the label that follows i
 - An outcome pair hangs off a query with no successor of its own (pairs and such queries are
   matched in flowchart order). Any other branch label hangs off the one terminal question of
   the graph when there is exactly one. An edge from a branch label back onto the main path
-  (reachable from ``hello``) is a loop back and adds no prerequisite.
+  (reachable from ``hello``) is a loop back and adds no prerequisite; so is any edge from a
+  branch's step onto the main path, and any edge back to a step met earlier on its path.
+- A flowchart whose graph places no query still gets its query steps (from ``replies``, else
+  ``query``), with no prerequisites.
 - The ask and inform steps only a branch reaches apply while ``branch_<label> == true``; where
   such a chain joins the main path, the main-path steps right before the join apply while it is
   not taken. A query never gets a condition: a gate whose own step does not apply binds
@@ -146,6 +149,8 @@ class _Graph:
         self.steps = [n for n in [*self.main, *(x for c in self.chains.values() for x in c)]
                       if n not in SHARED_LABELS and n not in self.branches]  # fmt: skip
         self.steps = list(dict.fromkeys(self.steps))
+        if not any(_is_query(n) for n in self.steps):  # the API call exists even if unplaced
+            self.steps += [_safe(r) for r in self.replies if _is_query(r)] or ["query"]
         self.outcomes = self._pair_outcomes()
 
     def _pair_outcomes(self) -> dict[str, tuple[str, str]]:
@@ -198,9 +203,26 @@ class _Graph:
                 parent = self.attach(source)
                 if label not in self.main and parent is not None:
                     reqs.append(parent)
-            elif source not in SHARED_LABELS:
+            elif source not in SHARED_LABELS and not self._loop(source, label):
                 reqs.append(source)
         return tuple(dict.fromkeys(reqs))
+
+    def _loop(self, source: str, target: str) -> bool:
+        """Whether an edge goes back (a loop adds no prerequisite).
+
+        Back means to an earlier step of its own path, or from a branch onto the main path at
+        or before the step the branch hangs off (a retry, not a join).
+        """
+        if target in self.main and source in self.main:
+            return self.main.index(target) <= self.main.index(source)
+        if target in self.main:  # a branch's step enters the main path: a join or a retry
+            name = next((b for b, c in self.chains.items() if source in c), None)
+            parent = self.attach(name) if name is not None else None
+            if parent is None:
+                return False  # an alternative path joining (``info_missing`` … → ``query``)
+            return parent not in self.main or self.main.index(target) <= self.main.index(parent)
+        chain = next((c for c in self.chains.values() if source in c and target in c), None)
+        return chain is not None and chain.index(target) <= chain.index(source)
 
     def applies(self, label: str) -> str | None:
         if _is_query(label):
