@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pipecat_steward.core.procedures import Severity
 from pipecat_steward.replay.star_compile import compile_task
 from pipecat_steward.replay.star_data import heard, parse_dialogue
-from pipecat_steward.replay.star_play import echoed_step
+from pipecat_steward.replay.star_echo import EchoMatcher, measure_echo
 from pipecat_steward.replay.star_replay import StarReplayer, replay_star
 from pipecat_steward.replay.star_report import KEYS, macro_f1
 
@@ -103,6 +103,10 @@ def _u(text: str) -> dict[str, Any]:
 
 def _w(label: str) -> dict[str, Any]:
     return {"Agent": "Wizard", "Action": "pick_suggestion", "ActionLabel": label}
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"Agent": "Wizard", "Action": "utter", "Text": text}
 
 
 def _q(api: str, **constraints: str) -> dict[str, Any]:
@@ -273,10 +277,140 @@ def test_heard_matches_values_as_words(raw: str, text: str, expected: bool) -> N
     assert heard(raw, text) is expected
 
 
-def test_echo_counts_free_text_that_repeats_one_template() -> None:
-    proc = compile_task("kennel_reserve", KENNEL, KENNEL_API)
-    assert echoed_step(proc, "A place is free. Shall I reserve it?") == "kennel_inform_free"
-    assert echoed_step(proc, "Lovely weather today") is None
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A place is free. Shall I reserve it?", "kennel_inform_free"),
+        ("Good news, there is room. Shall I reserve it for you?", "kennel_inform_free"),
+        ("Sorry, we are full that night.", "kennel_inform_full"),
+        ("Unfortunately we are full on Friday night, sorry.", "kennel_inform_full"),
+        ("What's your dog called?", "kennel_ask_dog"),
+        ("Anything else?", "anything_else"),  # a shared reply competes: not a step
+        ("Lovely weather today", None),
+        ("night", None),  # too little in common with any one template
+    ],
+)  # fmt: skip
+def test_echo_names_the_reply_free_text_says(text: str, expected: str | None) -> None:
+    echo = EchoMatcher({"kennel_reserve": KENNEL, "tides": TIDES})
+    assert echo.match("kennel_reserve", text) == expected
+
+
+def test_echo_never_names_a_reply_of_the_other_polarity() -> None:
+    echo = EchoMatcher({"kennel_reserve": KENNEL, "tides": TIDES})
+    assert (
+        echo.match("kennel_reserve", "There is no place free that night.") != "kennel_inform_free"
+    )
+    assert echo.match("kennel_reserve", "We are not full that night.") != "kennel_inform_free"
+
+
+def test_echo_error_is_measured_on_labelled_drafts() -> None:
+    echo = EchoMatcher({"kennel_reserve": KENNEL, "tides": TIDES})
+    steps = {"kennel_reserve": ["kennel_ask_dog", "kennel_inform_free", "kennel_inform_full"]}
+    drafts = [
+        ("kennel_reserve", "What's your dog called?", "kennel_ask_dog"),  # right
+        ("kennel_reserve", "What's your dog called?", "kennel_inform_full"),  # wrong
+        ("kennel_reserve", "Anything else?", "anything_else"),  # names no step
+        ("kennel_reserve", "whatever", "custom"),  # not a reply: not counted
+    ]
+    measured = measure_echo(echo, drafts, steps)
+    assert measured == {"drafts": 3, "named_step": 2, "same_template": 1, "other_template": 1,
+                        "wrong_share": 0.5}  # fmt: skip
+
+
+def test_free_text_of_a_step_counts_as_its_pick_and_other_replies_do_not() -> None:
+    events = [
+        _u("Hi, I need a kennel place."), _w("ask_name"), _u("Ada"),
+        _say("And what's your dog called?"), _u("Rex"),
+        _w("kennel_ask_night"), _u("Friday please"),
+        _q("kennel_reserve", **BOOK, RequestType='"Check"'),
+        _r("kennel_reserve", {"Message": "Available"}),
+        _say("Good news, there is room. Shall I reserve it for you?"), _u("go ahead"),
+        _q("kennel_reserve", **BOOK, RequestType='"Book"'),
+        _r("kennel_reserve", {"Message": "Reservation confirmed"}),
+        _say("Anything else?"), _u("no"),
+    ]  # fmt: skip
+    replayer, [dialogue] = _replayer([_dialogue(1, "kennel_reserve", events)])
+    player = replayer.play(dialogue).players["kennel_reserve"]
+    assert [c.allowed for c in player.calls] == [True, True]
+    assert player.done_at["kennel_inform_free"] == 10  # asked in own words, then answered
+
+
+def test_parse_keeps_each_wizard_draft_with_the_label_picked_after_it() -> None:
+    draft = {"Agent": "Wizard", "Action": "request_suggestions", "Text": "dog name?"}
+    events = [_u("hi"), draft, _w("kennel_ask_dog"), _u("Rex"), _w("kennel_ask_night")]
+    parsed = parse_dialogue(_dialogue(1, "kennel_reserve", events))
+    assert parsed.drafts == (("dog name?", "kennel_ask_dog"),)
+    assert len(parsed.events) == 4  # drafts are not replayed
+
+
+LOCKER: dict[str, Any] = {
+    "replies": {
+        "hello": "Hello, how can I help?",
+        "ask_name": "May I have your name?",
+        "locker_ask_card": "What is your card number?",
+        "locker_ask_code": "And your access code, please.",
+        "locker_ask_birthday": "What is your birthday?",
+        "locker_ask_town": "Which town were you born in?",
+        "forgot": "Forgot. Lost the card number or access code",
+        "forgot2": "Forgot. Cannot recall birthday or town",
+        "locker_inform_refused": "I cannot open the locker without that.",
+        "locker_inform_open": "Your locker is open.",
+        "query": "Query",
+        "query_success": "Succeeded",
+        "query_failure": "Failed",
+    },
+    "graph": {
+        "hello": "ask_name",
+        "ask_name": "locker_ask_card",
+        "locker_ask_card": "locker_ask_code",
+        "locker_ask_code": "query",
+        "forgot": "locker_ask_birthday",
+        "locker_ask_birthday": "locker_ask_town",
+        "locker_ask_town": "query",
+        "forgot2": "locker_inform_refused",
+        "query_success": "locker_inform_open",
+        "query_failure": "locker_inform_refused",
+    },
+}
+
+
+def test_an_alternative_path_releases_the_main_path_steps_its_label_names() -> None:
+    proc = compile_task("locker", LOCKER)
+    released = "branch_forgot != true"
+    assert proc.steps["locker_ask_code"].applies == released  # right before the join
+    assert proc.steps["locker_ask_card"].applies == released  # named by the branch's text
+    assert proc.steps["ask_name"].applies is None  # not named: both paths ask it
+    assert proc.steps["locker_ask_town"].applies == "branch_forgot == true"
+    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+
+
+def _locker(number: int, asks: list[str]) -> Any:
+    events = [_u("Open my locker please"), _w("ask_name"), _u("Ada")]
+    for label in asks:
+        events += [_w(label), _u("it is 4711")]
+    events += [_q("locker", Name='"Ada"'), _r("locker", {"Message": "open"})]
+    scenario = {"Happy": True, "WizardCapabilities": [{"Task": "locker"}]}
+    return {"DialogueID": number, "Scenario": scenario, "Events": events}
+
+
+@pytest.mark.parametrize(
+    ("asks", "open_steps"),
+    [
+        (["locker_ask_card", "locker_ask_code"], ()),
+        (["locker_ask_birthday", "locker_ask_town"], ()),  # the alternative path suffices
+        (["locker_ask_card"], ("locker_ask_code",)),
+        (["locker_ask_birthday"], ("locker_ask_town",)),
+        ([], ("locker_ask_card", "locker_ask_code")),
+    ],
+)  # fmt: skip
+def test_either_path_satisfies_the_query_and_a_gap_in_either_is_named(
+    asks: list[str], open_steps: tuple[str, ...]
+) -> None:
+    dialogue = parse_dialogue(_locker(1, asks))
+    replayer = StarReplayer({"locker": LOCKER}, {}, [dialogue])
+    [call] = replayer.play(dialogue).players["locker"].calls
+    assert call.allowed is (not open_steps)
+    assert set(open_steps) <= set(call.open_steps)
 
 
 def test_macro_f1_averages_per_label() -> None:

@@ -23,9 +23,11 @@ The flowchart's ``graph`` maps a wizard action label to the label that follows i
   branch's step onto the main path, and any edge back to a step met earlier on its path.
 - A flowchart whose graph places no query still gets its query steps (from ``replies``, else
   ``query``), with no prerequisites.
-- The ask and inform steps only a branch reaches apply while ``branch_<label> == true``; where
-  such a chain joins the main path, the main-path steps right before the join apply while it is
-  not taken. A query never gets a condition: a gate whose own step does not apply binds
+- The ask and inform steps only a branch reaches apply while ``branch_<label> == true``. Where
+  such a chain, hanging off nothing, joins the main path, it is an alternative to the main-path
+  steps it replaces, which apply while it is not taken: the step right before the join, and
+  before it each step whose template the branch label's own text names (by a content word),
+  back to the first it does not name. So either path satisfies what follows the join. A query never gets a condition: a gate whose own step does not apply binds
   nothing, so a booking reached only through ``yes`` would otherwise run unchecked whenever
   the branch was not marked.
 
@@ -55,6 +57,13 @@ SHARED_LABELS = frozenset({"hello", "anything_else", "out_of_scope", "custom"})
 OUTCOME_PAIRS = (("available", "unavailable"), ("query_success", "query_failure"))
 _OUTCOMES = frozenset(label for pair in OUTCOME_PAIRS for label in pair)
 _ENTRY = "hello"
+_FUNCTION_WORDS = frozenset((
+    "the", "and", "are", "was", "were", "has", "have", "had", "can", "could", "would", "will",
+    "shall", "should", "may", "might", "must", "you", "your", "yours", "our", "for", "with",
+    "from", "that", "this", "these", "those", "what", "which", "who", "whom", "when", "where",
+    "why", "how", "not", "any", "all", "some", "none", "there", "here", "please", "thank",
+    "thanks", "sorry", "also", "just", "only", "than", "then", "into", "about",
+))  # fmt: skip
 StepKind = Literal["ask", "inform", "query"]
 
 
@@ -230,9 +239,38 @@ class _Graph:
         for name, chain in self.chains.items():
             if label in chain:
                 return f"{branch(name)} == true"
-        joins = [b for b, c in self.chains.items() if c and self.graph.get(c[-1]) in self.main
-                 and self.graph.get(label) == self.graph.get(c[-1])]  # fmt: skip
+        joins = [b for b in self.chains if label in self.replaced(b)]
         return " and ".join(f"{branch(b)} != true" for b in joins) or None
+
+    def replaced(self, name: str) -> list[str]:
+        """The main-path steps an alternative chain replaces where it joins the main path.
+
+        The flowchart does not say where the alternative leaves the main path, so: the step
+        right before the join, and before it each further step whose template a content word
+        of the branch label's own text names ("Can't remember account number or PIN" names
+        the account-number and PIN asks), back to the first one not named.
+        """
+        chain = self.chains.get(name, [])
+        join = self.graph.get(chain[-1]) if chain else None
+        if join not in self.main or name in _OUTCOMES or self.attach(name) is not None:
+            return []
+        before = [n for n in self.main[: self.main.index(join)] if n not in SHARED_LABELS]
+        named = self._content(self.replies.get(name, ""))
+        out = before[-1:]
+        for step in reversed(before[:-1]):
+            if not named & self._content(self.replies.get(step, "")):
+                break
+            out.append(step)
+        return out
+
+    def _content(self, text: str) -> set[str]:
+        """A text's content words: not function words, nor in a quarter of the templates."""
+        found = set(re.findall(r"[a-z]{3,}", text.lower())) - _FUNCTION_WORDS
+        return {w for w in found if self._template_share(w) <= 0.25}
+
+    def _template_share(self, word: str) -> float:
+        texts = [set(re.findall(r"[a-z]{3,}", t.lower())) for t in self.replies.values()]
+        return sum(word in t for t in texts) / max(len(texts), 1)
 
 
 def _safe(label: str) -> str:

@@ -58,12 +58,17 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class StarDialogue:
-    """A dialogue's id, scenario and replayed events."""
+    """A dialogue's id, scenario and replayed events.
+
+    ``drafts`` pairs each text a wizard typed before asking for suggestions (its last one)
+    with the label the wizard then picked: labelled paraphrases that measure the echo rule.
+    """
 
     dialogue_id: str
     happy: bool
     tasks: tuple[str, ...]
     events: tuple[Event, ...]
+    drafts: tuple[tuple[str, str], ...] = ()
 
 
 def _read(path: Path) -> Any:
@@ -94,7 +99,24 @@ def parse_dialogue(raw: Mapping[str, Any]) -> StarDialogue:
     tasks = tuple(str(c["Task"]) for c in scenario.get("WizardCapabilities", []))
     events = [e for e in (_event(x) for x in raw.get("Events", [])) if e is not None]
     return StarDialogue(str(raw.get("DialogueID")), bool(scenario.get("Happy")), tasks,
-                        tuple(events))  # fmt: skip
+                        tuple(events), _drafts(raw.get("Events", [])))  # fmt: skip
+
+
+def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """(the wizard's last draft, the label picked right after it) pairs."""
+    out: list[tuple[str, str]] = []
+    draft = ""
+    for e in raw_events:
+        if e.get("Agent") != "Wizard":
+            continue
+        action = e.get("Action")
+        if action == "request_suggestions":
+            draft = str(e.get("Text") or "").strip() or draft
+            continue
+        if action == "pick_suggestion" and draft:
+            out.append((draft, str(e.get("ActionLabel", ""))))
+        draft = ""
+    return tuple(out)
 
 
 def _event(raw: Mapping[str, Any]) -> Event | None:

@@ -4,8 +4,8 @@ The session is the runtime's own :class:`~pipecat_steward.agent.supervision.Supe
 wrapper the engine uses); nothing here calls a model. The evidence rules, in order:
 
 1. A wizard ``pick_suggestion`` of an inform step completes it (the wizard told it). Wizard
-   free text that mostly repeats one step's template counts as picking that step (the
-   *echo rule*, :func:`echoed_step`; the live runtime's judge plays this part).
+   free text whose words are closest to one step's template counts as picking that step (the
+   *echo rule*, :mod:`.star_echo`; the live runtime's judge plays this part).
 2. A wizard ``pick_suggestion`` of an ask step marks it asked; the next user utterance
    completes every asked step (the *ask rule*: an answer follows the question).
 3. A user utterance that supplies a field the step collects completes it (the *extraction
@@ -36,8 +36,9 @@ from pipecat_steward.core.procedures import (
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.replay.star_compile import StarProcedure, branch, said
 from pipecat_steward.replay.star_data import constraint_values, heard
+from pipecat_steward.replay.star_echo import EchoMatcher
 
-__all__ = ["GateCall", "Player", "echoed_step", "query_label"]
+__all__ = ["GateCall", "Player", "query_label"]
 
 _NEGATIVE = re.compile(r"\b(unavailable|not available|fail\w*|cannot|can't|unable|no \w+ found)\b")
 
@@ -79,32 +80,6 @@ def query_label(proc: StarProcedure, constraints: Mapping[str, str], done: set[s
     return next((q for q in queries if q not in done), queries[-1])
 
 
-_WORD = re.compile(r"[a-z']+")
-ECHO_SHARE = 0.6
-ECHO_WORDS = 3
-
-
-def echoed_step(proc: StarProcedure, text: str) -> str | None:
-    """The ask or inform step whose template a wizard's free text mostly repeats, if one.
-
-    At least ``ECHO_SHARE`` of the text's words and ``ECHO_WORDS`` words must come from the
-    template; a tie between steps counts as no echo.
-    """
-    words = set(_WORD.findall(text.lower()))
-    if not words:
-        return None
-    scores: list[tuple[int, str]] = []
-    for label, step in proc.steps.items():
-        if step.kind != "query" and step.text:
-            common = len(words & set(_WORD.findall(step.text.lower())))
-            if common >= ECHO_WORDS and common >= ECHO_SHARE * len(words):
-                scores.append((common, label))
-    scores.sort(reverse=True)
-    if not scores or (len(scores) > 1 and scores[0][0] == scores[1][0]):
-        return None
-    return scores[0][1]
-
-
 @dataclass
 class Player:
     """One task's procedure inside one dialogue."""
@@ -112,6 +87,7 @@ class Player:
     proc: StarProcedure
     upcoming: Sequence[Mapping[str, str]]
     given: Sequence[frozenset[str]]
+    echo: EchoMatcher | None = None
     sup: Supervisor = field(init=False)
     variables: dict[str, JsonValue] = field(init=False)
     asked: list[tuple[str, int]] = field(default_factory=lambda: [])
@@ -161,10 +137,12 @@ class Player:
         self._set(index, names)
 
     def say(self, index: int, text: str) -> str | None:
-        """The wizard typed free text: count it as the pick of the one step it echoes."""
-        label = echoed_step(self.proc, text)
-        if label is not None:
-            self.pick(index, label)
+        """The wizard typed free text: count it as the pick of the step it echoes, if one."""
+        label = self.echo.match(self.proc.task, text) if self.echo is not None else None
+        step = self.proc.steps.get(label or "")
+        if label is None or step is None or step.kind == "query":
+            return None
+        self.pick(index, label)
         return label
 
     def utter(self, index: int, text: str) -> None:

@@ -33,6 +33,7 @@ from pipecat_steward.replay.star_data import (
     load_dialogues,
     load_tasks,
 )
+from pipecat_steward.replay.star_echo import EchoMatcher, measure_echo
 from pipecat_steward.replay.star_evidence import next_query_values, supplied_fields
 from pipecat_steward.replay.star_play import GateCall, Player
 from pipecat_steward.replay.star_report import Report, VetoRecord
@@ -62,6 +63,7 @@ class StarReplayer:
         self.owner = {api: t for t, names in self.apis.items() for api in names}
         self.bindings = bind_fields(first, self.apis, dialogues)
         self.informs = bind_inform_fields(first, self.apis, dialogues)
+        self.echo = EchoMatcher(flowcharts)
         self.procs = {t: compile_task(t, f, apis.get(t), self._fields(first[t], f, apis.get(t)))
                       for t, f in flowcharts.items()}  # fmt: skip
 
@@ -104,7 +106,7 @@ class StarReplayer:
         events = dialogue.events
         players = {
             t: Player(self.procs[t], next_query_values(events, self.apis[t]),
-                      supplied_fields(events, self.apis[t], fallback=fallback))
+                      supplied_fields(events, self.apis[t], fallback=fallback), self.echo)
             for t in dict.fromkeys(dialogue.tasks) if t in self.procs
         }  # fmt: skip
         single = next(iter(players.values())) if len(players) == 1 else None
@@ -224,7 +226,18 @@ def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None)
             _perturb(replayer, dialogue, replayer.play(dialogue), report)
     seconds = {"compile_and_bind": compiled - start, "replay": played_s,
                "total": time.perf_counter() - start}  # fmt: skip
-    return report.summary(len(todo), seconds)
+    return {**report.summary(len(todo), seconds), "echo_rule": _echo_rule(replayer, todo)}
+
+
+def _echo_rule(replayer: StarReplayer, todo: Sequence[StarDialogue]) -> dict[str, Any]:
+    """The echo rule measured on the wizards' drafts (each draft to the task of its label)."""
+    replies = replayer.echo.replies
+    drafts = [(next(t for t in d.tasks if label in replies.get(t, {})), text, label)
+              for d in todo for text, label in d.drafts
+              if any(label in replies.get(t, {}) for t in d.tasks)]  # fmt: skip
+    steps = {t: [s.label for s in p.steps.values() if s.kind != "query"]
+             for t, p in replayer.procs.items()}  # fmt: skip
+    return measure_echo(replayer.echo, drafts, steps)
 
 
 def _record(report: Report, dialogue: StarDialogue, played: Played) -> None:
