@@ -24,6 +24,7 @@ from pipecat_steward.core.procedures import Severity
 from pipecat_steward.replay.star_compile import compile_task
 from pipecat_steward.replay.star_data import heard, parse_dialogue
 from pipecat_steward.replay.star_echo import EchoMatcher, measure_echo
+from pipecat_steward.replay.star_evidence import supplied_fields
 from pipecat_steward.replay.star_replay import StarReplayer, replay_star
 from pipecat_steward.replay.star_report import KEYS, macro_f1
 
@@ -252,8 +253,11 @@ def test_any_flowchart_compiles_to_a_valid_procedure(
     assert labels[-1] in ancestors
     if alternative:
         assert "x_ask_other" in ancestors  # the alternative path joins, it is not a retry
-        assert proc.steps[labels[-1]].applies == "branch_info_missing != true"
-        assert proc.steps["x_ask_other"].applies == "branch_info_missing == true"
+        last = labels[-1]  # right before the join: the alternative replaces it
+        assert proc.steps[last].applies == "(proc_x_ask_other_done != true)"
+        assert proc.steps["x_ask_other"].applies == (
+            f"branch_info_missing == true and (proc_{last}_done != true)"
+        )
 
 
 @pytest.mark.parametrize(
@@ -376,11 +380,14 @@ LOCKER: dict[str, Any] = {
 
 def test_an_alternative_path_releases_the_main_path_steps_its_label_names() -> None:
     proc = compile_task("locker", LOCKER)
-    released = "branch_forgot != true"
+    released = "(proc_locker_ask_birthday_done != true or proc_locker_ask_town_done != true)"
     assert proc.steps["locker_ask_code"].applies == released  # right before the join
     assert proc.steps["locker_ask_card"].applies == released  # named by the branch's text
     assert proc.steps["ask_name"].applies is None  # not named: both paths ask it
-    assert proc.steps["locker_ask_town"].applies == "branch_forgot == true"
+    assert proc.steps["locker_ask_town"].applies == (
+        "branch_forgot == true and "
+        "(proc_locker_ask_code_done != true or proc_locker_ask_card_done != true)"
+    )
     assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
 
 
@@ -401,6 +408,9 @@ def _locker(number: int, asks: list[str]) -> Any:
         (["locker_ask_card"], ("locker_ask_code",)),
         (["locker_ask_birthday"], ("locker_ask_town",)),
         ([], ("locker_ask_card", "locker_ask_code")),
+        # the main path done after a step of the alternative: still either path suffices
+        (["locker_ask_birthday", "locker_ask_card", "locker_ask_code"], ()),
+        (["locker_ask_birthday", "locker_ask_card"], ("locker_ask_code", "locker_ask_town")),
     ],
 )  # fmt: skip
 def test_either_path_satisfies_the_query_and_a_gap_in_either_is_named(
@@ -585,3 +595,18 @@ def test_an_inform_collects_every_field_its_answers_carry() -> None:
     assert set(step.fields) == {"Breed", "Age", "Colour"}  # named two, measured the third
     call = replayer.play(parsed[-1], fallback=False).players["shelter_search"].calls[0]
     assert call.allowed
+
+
+def test_a_value_said_before_an_earlier_call_that_lacked_it_is_credited_where_it_was_said() -> None:
+    events = [
+        _u("I'm Ada and my dog is Rex"),
+        _q("kennel_reserve", OwnerName='"Ada"'), _r("kennel_reserve", None),
+        _u("oh, ok"),
+        _q("kennel_reserve", OwnerName='"Ada"', DogName='"Rex"'),
+    ]  # fmt: skip
+    parsed = parse_dialogue(_dialogue(1, "kennel_reserve", events))
+    apis = {"kennel_reserve"}
+    for fallback in (True, False):
+        given = supplied_fields(parsed.events, apis, fallback=fallback)
+        assert given[0] == {"OwnerName", "DogName"}  # an extractor reads every turn
+        assert given[3] == set()

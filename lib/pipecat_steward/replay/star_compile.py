@@ -25,9 +25,11 @@ The flowchart's ``graph`` maps a wizard action label to the label that follows i
   ``query``), with no prerequisites.
 - The ask and inform steps only a branch reaches apply while ``branch_<label> == true``. Where
   such a chain, hanging off nothing, joins the main path, it is an alternative to the main-path
-  steps it replaces, which apply while it is not taken: the step right before the join, and
-  before it each step whose template the branch label's own text names (by a content word),
-  back to the first it does not name. So either path satisfies what follows the join. A query never gets a condition: a gate whose own step does not apply binds
+  steps it replaces: the step right before the join, and before it each step whose template
+  the branch label's own text names (by a content word), back to the first it does not name.
+  Either path satisfies what follows the join: the replaced steps apply until every step of
+  the chain is done, the chain's steps (while its branch is taken) until every replaced step
+  is done. With neither path complete, both paths' open steps are named. A query never gets a condition: a gate whose own step does not apply binds
   nothing, so a booking reached only through ``yes`` would otherwise run unchecked whenever
   the branch was not marked.
 
@@ -238,9 +240,10 @@ class _Graph:
             return None  # a gate under a condition would stop binding when the branch is not taken
         for name, chain in self.chains.items():
             if label in chain:
-                return f"{branch(name)} == true"
-        joins = [b for b in self.chains if label in self.replaced(b)]
-        return " and ".join(f"{branch(b)} != true" for b in joins) or None
+                main = self.replaced(name)
+                return f"{branch(name)} == true" + (f" and {_not_all(main)}" if main else "")
+        joins = [c for b, c in self.chains.items() if label in self.replaced(b)]
+        return " and ".join(_not_all(c) for c in joins) or None
 
     def replaced(self, name: str) -> list[str]:
         """The main-path steps an alternative chain replaces where it joins the main path.
@@ -271,6 +274,11 @@ class _Graph:
     def _template_share(self, word: str) -> float:
         texts = [set(re.findall(r"[a-z]{3,}", t.lower())) for t in self.replies.values()]
         return sum(word in t for t in texts) / max(len(texts), 1)
+
+
+def _not_all(steps: list[str]) -> str:
+    """The condition that not every one of the steps is done."""
+    return "(" + " or ".join(f"{done_name(x)} != true" for x in steps) + ")"
 
 
 def _safe(label: str) -> str:

@@ -4,9 +4,10 @@ The replay has no model to extract values, so it labels each user turn, once, wi
 fields it supplies, from the gold queries that follow. For each query of the task and each
 field whose value is new (not given with the same value before), the supplying turn is:
 
-1. the first user turn since the previous query of the task in which the value is heard
+1. the first user turn before the query in which the value is heard
    (:func:`~.star_data.heard`: whole words, ordinals, 12-hour clock times, most words of a
-   multi-word value);
+   multi-word value) — also before an earlier query that did not carry it: an extractor reads
+   every turn, whatever the wizard put into its calls;
 2. with ``fallback`` (the default), else the last user turn before the query: the wizard
    wrote the value into the call, so the caller gave it in some words by then (relative days,
    yes/no paraphrases, nicknames).
@@ -47,11 +48,12 @@ def supplied_fields(
         if event.kind != "query" or event.api not in apis:
             continue
         turns = [i for i in range(since, q) if events[i].kind == "utter"]
+        earlier = [i for i in range(q) if events[i].kind == "utter"]
         for name, raw in (event.constraints or {}).items():
             if known.get(name) == raw:
                 continue
             known[name] = raw
-            hit = next((i for i in turns if heard(raw, events[i].text.lower())), None)
+            hit = next((i for i in earlier if heard(raw, events[i].text.lower())), None)
             if hit is None and fallback and turns:
                 hit = turns[-1]
             if hit is not None:
