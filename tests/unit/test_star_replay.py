@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipecat_steward.core.procedures import Severity
+from pipecat_steward.replay.star_bind import criteria_fields
 from pipecat_steward.replay.star_compile import compile_task
 from pipecat_steward.replay.star_data import heard, parse_dialogue
 from pipecat_steward.replay.star_echo import EchoMatcher, measure_echo
@@ -524,7 +525,7 @@ def test_real_star_data_meets_the_gate_goals() -> None:
     assert data is not None
     report = replay_star(data)
     assert report["perturbations_caught"] == 1.0
-    assert report["gold_queries_allowed_happy"] >= 0.95
+    assert report["gold_queries_allowed_happy"] >= 0.97
     assert all(not t["validation_errors"] for t in report["tasks"].values())
 
 
@@ -610,3 +611,56 @@ def test_a_value_said_before_an_earlier_call_that_lacked_it_is_credited_where_it
         given = supplied_fields(parsed.events, apis, fallback=fallback)
         assert given[0] == {"OwnerName", "DogName"}  # an extractor reads every turn
         assert given[3] == set()
+
+
+def test_a_step_answered_before_its_branch_applied_completes_when_done_again() -> None:
+    events = [
+        _u("Hi, I need a kennel place."),
+        _say("A place is free that night. Shall I reserve it?"), _u("maybe"),  # too early
+        _w("ask_name"), _u("Ada"), _w("kennel_ask_dog"), _u("Rex"),
+        _w("kennel_ask_night"), _u("Friday please"),
+        _q("kennel_reserve", **BOOK, RequestType='"Check"'),
+        _r("kennel_reserve", {"Message": "Available"}),
+        _w("kennel_inform_free"), _u("yes"),
+        _q("kennel_reserve", **BOOK, RequestType='"Book"'),
+    ]  # fmt: skip
+    replayer, [dialogue] = _replayer([_dialogue(1, "kennel_reserve", events)])
+    player = replayer.play(dialogue).players["kennel_reserve"]
+    assert [c.allowed for c in player.calls] == [True, True]
+    assert player.done_at["kennel_inform_free"] == 12
+
+
+FINDER: dict[str, Any] = {
+    "replies": {
+        "hello": "Hello",
+        "finder_inform_criteria": "I can search by colour and size.",
+        "finder_ask_colour_size": "Which colour and size?",
+        "query": "Query",
+    },
+    "graph": {
+        "hello": "finder_ask_colour_size",
+        "finder_ask_colour_size": "finder_inform_criteria",
+        "finder_inform_criteria": "query",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("required", "widened"),
+    [([], True), (["Colour"], False), (None, False)],
+)
+def test_a_criteria_list_takes_any_input_when_the_api_requires_none(
+    required: list[str] | None, widened: bool
+) -> None:
+    api: dict[str, Any] = {"input": [{"Name": n} for n in ("Colour", "Size", "Price")]}
+    if required is not None:
+        api["required"] = required
+    proc = compile_task("finder", FINDER, api)
+    fields = {
+        "finder_inform_criteria": ("Colour", "Size"),
+        "finder_ask_colour_size": ("Colour", "Size"),
+    }
+    out = criteria_fields(proc, fields, api)
+    expected = ("Colour", "Size", "Price") if widened else ("Colour", "Size")
+    assert out["finder_inform_criteria"] == expected
+    assert out["finder_ask_colour_size"] == ("Colour", "Size")  # an ask: not a criteria list

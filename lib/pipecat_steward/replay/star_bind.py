@@ -27,7 +27,14 @@ from pipecat_steward.replay.star_compile import StarProcedure
 from pipecat_steward.replay.star_data import StarDialogue, heard
 from pipecat_steward.replay.star_evidence import next_query_values
 
-__all__ = ["MIN_HITS", "MIN_SHARE", "bind_fields", "collecting", "schema_fields"]
+__all__ = [
+    "MIN_HITS",
+    "MIN_SHARE",
+    "bind_fields",
+    "collecting",
+    "criteria_fields",
+    "schema_fields",
+]
 
 MIN_SHARE = 0.3
 MIN_HITS = 3
@@ -61,6 +68,25 @@ def schema_fields(
         if top:
             out[label] = tuple(n for s, n in scored if s >= floor)
     return out
+
+
+def criteria_fields(
+    proc: StarProcedure, fields: Mapping[str, tuple[str, ...]], api: Mapping[str, object]
+) -> dict[str, tuple[str, ...]]:
+    """Widen each criteria list to every input when the API requires none.
+
+    An inform step bound to several fields lists what the caller may search by; when the
+    API schema says no input is required (``required: []``), any input the caller gives
+    answers it, whether or not the template names it (a price when it lists name, place and
+    food).
+    """
+    required = api.get("required")
+    inputs = [str(f.get("Name")) for f in api.get("input", []) if isinstance(f, dict)]  # type: ignore[union-attr]
+    if required != [] or not inputs:
+        return dict(fields)
+    informs = {label for label, step in proc.steps.items() if step.kind == "inform"}
+    return {label: tuple(inputs) if label in informs and len(got) > 1 else got
+            for label, got in fields.items()}  # fmt: skip
 
 
 def collecting(proc: StarProcedure) -> list[str]:

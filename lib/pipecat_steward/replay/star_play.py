@@ -114,10 +114,14 @@ class Player:
         return {s for s in self.proc.steps if self.variables.get(done_name(s)) is True}
 
     def _set(self, index: int, names: dict[str, bool]) -> None:
+        """Write evidence; a value already set is written again (evidence re-asserts it).
+
+        A step that did not apply when its variable first became true (its branch was not
+        yet taken) completes when the evidence comes again after it applies.
+        """
         before = self.done()
-        fresh = {k: v for k, v in names.items() if self.variables.get(k) != v}
-        if fresh:
-            self.variables = self.sup.sync({**self.variables, **fresh}, fresh)
+        if names:
+            self.variables = self.sup.sync({**self.variables, **names}, names)
         self._stamp(index, before)
 
     def _stamp(self, index: int, before: set[str]) -> None:

@@ -24,7 +24,12 @@ from typing import Any
 
 from pipecat_steward.core.procedures import StepState, step_state
 from pipecat_steward.core.procedures.state import ready
-from pipecat_steward.replay.star_bind import bind_fields, bind_inform_fields, schema_fields
+from pipecat_steward.replay.star_bind import (
+    bind_fields,
+    bind_inform_fields,
+    criteria_fields,
+    schema_fields,
+)
 from pipecat_steward.replay.star_compile import StarProcedure, compile_task
 from pipecat_steward.replay.star_data import (
     Event,
@@ -84,7 +89,7 @@ class StarReplayer:
             out[label] = named[label] if one or label not in measured else measured[label]
         for label, fields in self.informs.get(proc.task, {}).items():
             out[label] = tuple(dict.fromkeys([*out.get(label, ()), *fields]))
-        return out
+        return criteria_fields(proc, out, api or {})
 
     def play(
         self,
