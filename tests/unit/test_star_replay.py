@@ -500,12 +500,14 @@ def test_script_prints_the_headline_keys(tmp_path: Path) -> None:
     )  # fmt: skip
     report = json.loads(done.stdout)
     assert set(KEYS) <= set(report)
+    assert set(report["echo_rule"]) >= {"drafts", "named_step", "other_template", "wrong_share"}
     assert report["dialogues"] == 2 and report["gold_queries_allowed_happy"] == 1.0
     text = subprocess.run(
         [sys.executable, str(script), "--data", str(data)],
         capture_output=True, text=True, check=True, timeout=120,
     ).stdout  # fmt: skip
     assert "gold_queries_allowed_happy: 1.0" in text and "kennel_reserve" in text
+    assert "echo_rule: " in text
     missing = subprocess.run(
         [sys.executable, str(script), "--data", str(tmp_path / "absent")],
         capture_output=True, text=True, timeout=60,
