@@ -1,0 +1,204 @@
+"""Reading a STAR folder: task flowcharts, API schemas and dialogues.
+
+STAR (Mosig, Mehri, Kober, 2020; MIT) gives per task a flowchart (``tasks/<task>.json``:
+``replies`` maps each wizard action label to its template, ``graph`` maps a label to the
+label that follows it) and an API schema (``apis/<task>.json``). Each dialogue (one JSON
+object a line in ``dialogues_*.jsonl.gz``) has a ``Scenario`` (``Happy``,
+``WizardCapabilities``) and ``Events``. This module keeps the events the replay reads: user
+``utter``, wizard ``pick_suggestion`` (its ``ActionLabel``), wizard free-text ``utter``, wizard
+``query`` (``APIName``,
+``Constraints``) and knowledge-base ``return_item``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+__all__ = [
+    "Event",
+    "StarDialogue",
+    "constraint_values",
+    "heard",
+    "load_apis",
+    "load_dialogues",
+    "load_tasks",
+    "parse_dialogue",
+]
+
+EventKind = Literal["utter", "pick", "say", "query", "result"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One replayed event.
+
+    Attributes:
+        kind: ``utter`` (user), ``pick`` (wizard label), ``say`` (wizard free text),
+            ``query`` (wizard API call) or ``result`` (the knowledge base's answer).
+        label: The picked action label (``pick``).
+        text: The words (``utter`` and ``say``).
+        api: The API name (``query`` and ``result``).
+        constraints: Field → raw constraint text (``query``).
+        item: The returned item, None when nothing matched (``result``).
+    """
+
+    kind: EventKind
+    label: str = ""
+    text: str = ""
+    api: str = ""
+    constraints: Mapping[str, str] | None = None
+    item: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StarDialogue:
+    """A dialogue's id, scenario and replayed events.
+
+    ``drafts`` pairs each text a wizard typed before asking for suggestions (its last one)
+    with the label the wizard then picked: labelled paraphrases that measure the echo rule.
+    """
+
+    dialogue_id: str
+    happy: bool
+    tasks: tuple[str, ...]
+    events: tuple[Event, ...]
+    drafts: tuple[tuple[str, str], ...] = ()
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every ``tasks/<task>.json`` flowchart (response-template files are skipped), by task."""
+    folder = data_dir / "tasks"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is missing; --data must be a STAR folder")
+    return {
+        p.stem: cast(dict[str, Any], _read(p))
+        for p in sorted(folder.glob("*.json"))
+        if not p.name.endswith(".responses.json")
+    }
+
+
+def load_apis(data_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every ``apis/<task>.json`` schema, by task (empty when the folder is absent)."""
+    folder = data_dir / "apis"
+    return {p.stem: cast(dict[str, Any], _read(p)) for p in sorted(folder.glob("*.json"))}
+
+
+def parse_dialogue(raw: Mapping[str, Any]) -> StarDialogue:
+    """Keep the events the replay reads from one raw STAR dialogue."""
+    scenario = cast(Mapping[str, Any], raw.get("Scenario", {}))
+    tasks = tuple(str(c["Task"]) for c in scenario.get("WizardCapabilities", []))
+    events = [e for e in (_event(x) for x in raw.get("Events", [])) if e is not None]
+    return StarDialogue(str(raw.get("DialogueID")), bool(scenario.get("Happy")), tasks,
+                        tuple(events), _drafts(raw.get("Events", [])))  # fmt: skip
+
+
+def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """(the wizard's last draft, the label picked right after it) pairs."""
+    out: list[tuple[str, str]] = []
+    draft = ""
+    for e in raw_events:
+        if e.get("Agent") != "Wizard":
+            continue
+        action = e.get("Action")
+        if action == "request_suggestions":
+            draft = str(e.get("Text") or "").strip() or draft
+            continue
+        if action == "pick_suggestion" and draft:
+            out.append((draft, str(e.get("ActionLabel", ""))))
+        draft = ""
+    return tuple(out)
+
+
+def _event(raw: Mapping[str, Any]) -> Event | None:
+    agent, action = raw.get("Agent"), raw.get("Action")
+    if agent == "User" and action == "utter":
+        return Event("utter", text=str(raw.get("Text", "")))
+    if agent == "Wizard" and action == "utter":
+        return Event("say", text=str(raw.get("Text", "")))
+    if agent == "Wizard" and action == "pick_suggestion":
+        return Event("pick", label=str(raw.get("ActionLabel", "")))
+    if agent == "Wizard" and action == "query":
+        pairs = [(str(k), str(v)) for c in raw.get("Constraints", []) for k, v in c.items()]
+        return Event("query", api=str(raw.get("APIName", "")), constraints=dict(pairs))
+    if action == "return_item":
+        item = raw.get("Item")
+        return Event("result", api=str(raw.get("APIName", "")), item=item or None)
+    return None
+
+
+def load_dialogues(data_dir: Path) -> Iterator[StarDialogue]:
+    """Every dialogue of every ``dialogues_*.jsonl.gz`` in the folder, in file order."""
+    files = sorted(data_dir.glob("dialogues_*.jsonl.gz"))
+    if not files:
+        raise FileNotFoundError(f"no dialogues_*.jsonl.gz in {data_dir}")
+    for path in files:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield parse_dialogue(json.loads(line))
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def constraint_values(raw: str) -> tuple[str, ...]:
+    """The literal values a constraint names, lower-cased.
+
+    ``"Tuesday"`` and ``api.is_equal_to("Raining")`` give one each; a bare number gives
+    itself; booleans give none.
+    """
+    quoted = _QUOTED.findall(raw)
+    values = quoted if quoted else [raw.strip()]
+    return tuple(v.strip().lower() for v in values if v.strip().lower() not in ("true", "false"))
+
+
+_ORDINAL = re.compile(r"^(\d+)(st|nd|rd|th)?$")
+_CLOCK = re.compile(r"^(\d+)\s*(am|pm)$")
+
+
+def _patterns(value: str) -> list[str]:
+    if m := _ORDINAL.match(value):
+        number = int(m.group(1))
+        pats = [rf"\b{number}(st|nd|rd|th)?\b"]
+        if 12 < number < 24:  # an hour on the 24-hour clock is usually said on the 12-hour one
+            pats.append(rf"\b{number - 12}(:00)?\s*(pm|p\.m)")
+        return pats
+    if m := _CLOCK.match(value):
+        return [rf"\b{m.group(1)}(:00)?\s*{m.group(2)[0]}\.?m\b"]
+    words = value.split()
+    return [r"\b" + r"\s+".join(re.escape(w) for w in words) + r"\b"] if len(value) > 1 else []
+
+
+def _most_words(value: str, lowered: str) -> bool:
+    """Whether more than half of a multi-word value's longer words occur.
+
+    ``Center Apartments`` is heard for ``One on Center Apartments``.
+    """
+    words = [w for w in re.findall(r"[a-z0-9]+", value) if len(w) > 2]
+    if len(words) < 2:
+        return False
+    found = sum(1 for w in words if re.search(rf"\b{re.escape(w)}\b", lowered))
+    return found * 2 > len(words)
+
+
+def heard(raw: str, lowered: str) -> bool:
+    """Whether a constraint's value occurs in lower-cased text.
+
+    As whole words; an ordinal or number with or without its suffix; an hour after noon also
+    on the 12-hour clock; a clock time with or without ``:00`` and spaces; a multi-word value
+    by most of its words.
+    """
+    return any(
+        _most_words(v, lowered) or any(re.search(p, lowered) for p in _patterns(v))
+        for v in constraint_values(raw)
+    )
