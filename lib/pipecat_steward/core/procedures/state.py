@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, cast
 
+from pipecat_steward.core.expressions import Expression
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.procedures.compiler import Checklist, CompiledProcedures
 from pipecat_steward.core.procedures.steps import Step
@@ -32,9 +33,11 @@ __all__ = [
     "armed_checklists",
     "current_step",
     "done_name",
+    "holds",
     "na_name",
     "ready",
     "step_state",
+    "unknown",
 ]
 
 CURRENT_STEP = "proc_current_step"
@@ -177,13 +180,26 @@ class Writer:
         return ProcedureUpdate(state, self.variables, tuple(self.changes), tuple(self.completed))
 
 
-def _holds(condition_value: object) -> bool:
-    return condition_value is None or truthy(condition_value)  # null = undecidable: fail open
+def unknown(condition: Expression, variables: Mapping[str, object]) -> bool:
+    """Whether a condition reads a variable that has no value yet (and does not itself test
+    for the missing value with ``exists``, ``== null`` or a default): its answer is unknown."""
+    if condition.null_aware:
+        return False
+    return any(variables.get(name) is None for name in condition.names)
+
+
+def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
+    """An applicability condition's answer: unknown or undecidable (null) counts as holding,
+    so a safety step guarded by data nobody has yet still applies."""
+    if unknown(condition, variables):
+        return True
+    value = condition.evaluate(variables)
+    return value is None or truthy(value)
 
 
 def applies(step: Step, variables: Mapping[str, object]) -> bool:
-    """Whether the step's code conditions hold (a condition that yields null fails open)."""
-    return all(_holds(c.evaluate(variables)) for c in step.applies)
+    """Whether the step's code conditions (group's and step's) hold; unknown means it applies."""
+    return all(holds(c, variables) for c in step.applies)
 
 
 def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
@@ -212,9 +228,7 @@ def armed_checklists(procs: CompiledProcedures, state: ProcedureState) -> tuple[
 
 
 def _conditional_active(checklist: Checklist, variables: Mapping[str, object]) -> bool:
-    return bool(checklist.condition) and all(
-        _holds(c.evaluate(variables)) for c in checklist.condition
-    )
+    return bool(checklist.condition) and all(holds(c, variables) for c in checklist.condition)
 
 
 def current_step(

@@ -1,0 +1,112 @@
+"""Supervision that fails safe: unknown applicability, no double charge, order violations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipecat_steward.core.procedures import (
+    Allow,
+    CompiledProcedures,
+    ScopeSource,
+    Verdict,
+    Veto,
+    apply_verdict,
+    compile_procedures,
+    decide_gate,
+    on_tool_result,
+    on_variables,
+    start_session,
+    step_state,
+)
+from pipecat_steward.core.procedures.state import StepState
+
+CLINIC = Path(__file__).parents[2] / "bots" / "clinic"
+CONFIG: dict[str, Any] = yaml.safe_load((CLINIC / "agent.yaml").read_text())
+FOUND = {"status": 200, "data": {"entry": [{"resource": {"id": "pat-1815"}}]}}
+CARD = {"status": "rendered", "component": "AppointmentSummary"}
+
+
+def compile_one(prompt: str, procedure: dict[str, Any] | None = None) -> CompiledProcedures:
+    return compile_procedures([ScopeSource("main", prompt, procedure)])
+
+
+def clinic_ready_to_pay(**variables: Any) -> tuple[CompiledProcedures, Any]:
+    procs = compile_one(CONFIG["prompt"], CONFIG["procedure"])
+    u = start_session(procs, variables)
+    u = on_variables(procs, u.state, {**u.variables, "customer_auth_status": "verified"},
+                     ["customer_auth_status"])  # fmt: skip
+    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("confirm_identity",)))
+    for tool, result in (("find_patient", FOUND), ("show_appointment", CARD),
+                         ("attach_patient_headshot", {"status": "capture_started"})):  # fmt: skip
+        u = on_tool_result(procs, u.state, u.variables, tool, result, call_id=tool).update
+    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("ask_copay",)))
+    return procs, u
+
+
+# --- unknown applicability means the step applies ----------------------------------------------
+
+UNKNOWN_CONDITIONS = [
+    "copay_amount > 100", "copay_amount >= 100.5", "not (copay_amount <= 100)",
+    "copay_amount < 0", "int(copay_amount) > 100", "copay_amount + fee > 100",
+    "tier in ['gold', 'vip']", "tier not in ['basic']", "copay_amount > 100 and tier == 'vip'",
+    "copay_amount > 100 or tier == 'vip'", "len(items) > 2", "account.balance > 0",
+    "lambda p: p['copay_amount'] > 100", "flagged", "not waived",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("expr", UNKNOWN_CONDITIONS)
+def test_a_step_condition_over_missing_data_is_unknown_and_the_step_applies(expr: str) -> None:
+    procs = compile_one(
+        "{{#step ask}}Ask.{{/step}}{{#step review}}Review with {{TOOL:review}}.{{/step}}"
+        "{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
+        {"steps": [
+            {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+            {"id": "review", "applies_when": {"kind": "code", "expr": expr}},
+            {"id": "pay", "irreversible": True},
+        ]},
+    )  # fmt: skip
+    u = start_session(procs, {"asked": True})
+    assert step_state(procs.steps["review"], u.variables) is StepState.OPEN
+    decision = decide_gate(procs, u.state, u.variables, "pay")
+    assert isinstance(decision, Veto) and [s.id for s in decision.open_steps] == ["review"]
+
+
+@pytest.mark.parametrize("expr", UNKNOWN_CONDITIONS)
+def test_a_group_condition_over_missing_data_is_unknown_and_its_steps_apply(expr: str) -> None:
+    procs = compile_one(
+        "{{#procedure review}}{{#step approve}}Approve with {{TOOL:approve}}.{{/step}}"
+        "{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}{{/procedure}}",
+        {"groups": {"review": {"applies_when": {"kind": "code", "expr": expr}}},
+         "steps": [{"id": "pay", "irreversible": True}]},
+    )  # fmt: skip
+    u = start_session(procs, {})
+    assert step_state(procs.steps["approve"], u.variables) is StepState.OPEN
+    assert u.variables["proc_current_step"] == "approve"
+    decision = decide_gate(procs, u.state, u.variables, "pay")
+    assert isinstance(decision, Veto) and [s.id for s in decision.open_steps] == ["approve"]
+
+
+def test_a_known_false_condition_still_makes_the_step_not_applicable() -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    assert step_state(procs.steps["review_copay"], u.variables) is StepState.NOT_APPLICABLE
+    assert isinstance(decide_gate(procs, u.state, u.variables, "collect_payment"), Allow)
+
+
+@pytest.mark.parametrize("expr", ["exists(code)", "code != null", "lambda p: p.get('n', 0) > 1"])
+def test_a_condition_that_tests_for_missing_data_decides_by_its_own_words(expr: str) -> None:
+    procs = compile_one(
+        "{{#step a}}A with {{TOOL:a}}.{{/step}}",
+        {"steps": [{"id": "a", "applies_when": {"kind": "code", "expr": expr}}]},
+    )
+    assert step_state(procs.steps["a"], {}) is StepState.NOT_APPLICABLE
+
+
+def test_the_clinic_review_gates_a_payment_while_the_copay_is_unknown() -> None:
+    procs, u = clinic_ready_to_pay()  # billing never set copay_amount
+    decision = decide_gate(procs, u.state, u.variables, "collect_payment")
+    assert isinstance(decision, Veto)
+    assert [s.id for s in decision.open_steps] == ["review_copay"]
