@@ -65,8 +65,11 @@ class Expression:
 
     @property
     def null_aware(self) -> bool:
-        """Whether the expression itself tests for missing values (``exists``, ``== null``,
-        a ``get`` default); such a condition decides on missing data by its own words."""
+        """Whether the expression itself tests for missing values.
+
+        ``exists``, ``== null`` or a ``get`` default: such a condition decides on missing data
+        by its own words.
+        """
         return tests_null(self._tree)
 
     def __str__(self) -> str:

@@ -164,8 +164,9 @@ def free_names(node: Node) -> frozenset[str]:
 
 
 def tests_null(node: Node) -> bool:
-    """Whether a tree tests for null itself: ``exists(x)``, a comparison with ``null``, or a
-    variable read with a default.
+    """Whether a tree tests for null itself.
+
+    ``exists(x)``, a comparison with ``null`` and a variable read with a default all do.
 
     Args:
         node: The root of the tree.

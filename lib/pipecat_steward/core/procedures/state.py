@@ -181,16 +181,21 @@ class Writer:
 
 
 def unknown(condition: Expression, variables: Mapping[str, object]) -> bool:
-    """Whether a condition reads a variable that has no value yet (and does not itself test
-    for the missing value with ``exists``, ``== null`` or a default): its answer is unknown."""
+    """Whether a condition's answer is unknown: it reads a variable that has no value yet.
+
+    A condition that tests for the missing value itself (``exists``, ``== null``, a default)
+    is never unknown.
+    """
     if condition.null_aware:
         return False
     return any(variables.get(name) is None for name in condition.names)
 
 
 def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
-    """An applicability condition's answer: unknown or undecidable (null) counts as holding,
-    so a safety step guarded by data nobody has yet still applies."""
+    """An applicability condition's answer; unknown or undecidable (null) counts as holding.
+
+    So a safety step guarded by data nobody has yet still applies.
+    """
     if unknown(condition, variables):
         return True
     value = condition.evaluate(variables)
