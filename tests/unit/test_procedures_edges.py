@@ -11,14 +11,18 @@ import yaml
 from pipecat_steward.core.procedures import (
     Allow,
     CompiledProcedures,
+    ProcedureState,
     ScopeSource,
     Verdict,
     Veto,
     apply_verdict,
     compile_procedures,
     decide_gate,
+    disarm,
+    enter_topic,
     on_tool_result,
     on_variables,
+    remember_block,
     start_session,
     step_state,
 )
@@ -110,3 +114,57 @@ def test_the_clinic_review_gates_a_payment_while_the_copay_is_unknown() -> None:
     decision = decide_gate(procs, u.state, u.variables, "collect_payment")
     assert isinstance(decision, Veto)
     assert [s.id for s in decision.open_steps] == ["review_copay"]
+
+
+# --- no double charge -------------------------------------------------------------------------
+
+RECEIPT = {"status": "succeeded", "receipt": "rcpt-pat-1815-40.00"}
+
+
+def test_a_completed_irreversible_step_vetoes_a_repeat_and_names_the_earlier_result() -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    assert isinstance(decide_gate(procs, u.state, u.variables, "collect_payment"), Allow)
+    paid = on_tool_result(procs, u.state, u.variables, "collect_payment", RECEIPT).update
+    again = decide_gate(procs, paid.state, paid.variables, "collect_payment")
+    assert isinstance(again, Veto) and again.reason == "already_done"
+    assert [s.id for s in again.open_steps] == ["take_payment"]
+    assert "rcpt-pat-1815-40.00" in again.message() and "already done" in again.message()
+    assert again.result()["earlier_result"] == again.earlier
+    restored = ProcedureState.from_dict(paid.state.to_dict())
+    assert restored == paid.state  # the receipt survives a checkpoint
+    assert isinstance(decide_gate(procs, restored, paid.variables, "collect_payment"), Veto)
+    assert remember_block(paid.state, again) == paid.state  # no "you may resume" later
+
+
+@pytest.mark.parametrize("tool_result", [RECEIPT, {"status": "ok"}, {"success": True}, "charged"])
+def test_a_repeatable_irreversible_step_allows_its_tool_again(tool_result: object) -> None:
+    procs = compile_one(
+        "{{#step ask}}Ask.{{/step}}{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
+        {"steps": [{"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+                   {"id": "pay", "irreversible": True, "repeatable": True}]},
+    )  # fmt: skip
+    once = compile_one(
+        "{{#step ask}}Ask.{{/step}}{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
+        {"steps": [{"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+                   {"id": "pay", "irreversible": True}]},
+    )  # fmt: skip
+    for compiled, repeat_allowed in ((procs, True), (once, False)):
+        u = start_session(compiled, {"asked": True})
+        u = on_tool_result(compiled, u.state, u.variables, "pay", tool_result).update
+        decision = decide_gate(compiled, u.state, u.variables, "pay")
+        assert isinstance(decision, Allow) is repeat_allowed
+
+
+def test_leaving_and_re_entering_a_topic_re_arms_its_irreversible_step() -> None:
+    procs = compile_procedures([
+        ScopeSource("main", "Hello."),
+        ScopeSource("billing", "{{#step a}}A.{{/step}}{{#step pay}}{{TOOL:pay}}{{/step}}",
+                    {"steps": [{"id": "a", "complete_when": {"kind": "variable", "expr": "ok == true"}},
+                               {"id": "pay", "irreversible": True}]}),
+    ])  # fmt: skip
+    u = enter_topic(procs, start_session(procs, {"ok": True}).state, {"ok": True}, "billing")
+    u = on_tool_result(procs, u.state, u.variables, "pay", RECEIPT).update
+    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Veto)
+    u = disarm(procs, u.state, u.variables, "billing")
+    u = enter_topic(procs, u.state, u.variables, "billing")
+    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Allow)

@@ -240,6 +240,7 @@ class StewardSession:
     async def _await_judge(self, pending: AwaitJudge) -> Allow | Veto:
         timeout = pending.timeout_s if self.gate_timeout_s is None else self.gate_timeout_s
         verdict = None
+        cause = "monitor_unavailable" if self.judge is None else "judge_timeout"
         if self.judge is not None:
             try:
                 verdict = await asyncio.wait_for(self.judge(pending), timeout)
@@ -250,7 +251,8 @@ class StewardSession:
             again = self.supervisor.gate(self.state.variables, pending.tool)
             if not isinstance(again, AwaitJudge):
                 return again
-        return resolve_timeout(pending)
+            cause = "prerequisites"  # the judge answered: the steps are really still open
+        return resolve_timeout(pending, cause)
 
     def _record_gate(self, decision: Allow | Veto) -> None:
         entry: dict[str, Any] = {"tool": decision.tool, "decision": type(decision).__name__.lower()}

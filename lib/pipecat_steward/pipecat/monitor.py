@@ -366,7 +366,7 @@ class ProcedureMonitor:
             return None
         steps = judge_requirements(sup.procs, sup.state, self._vars(), focus=pending.steps)
         found = await asyncio.shield(self.assess(steps, AssessReason.GATE))
-        if isinstance(found, Checked) and found.verdict.satisfied:
+        if isinstance(found, Checked):  # an answer, even "nothing satisfied", is not a timeout
             return Verdict(satisfied=found.verdict.satisfied)
         return None
 

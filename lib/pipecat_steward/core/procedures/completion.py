@@ -167,6 +167,8 @@ def on_tool_result(
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
             writer.complete(step_id)
+            if procs.steps[step_id].irreversible:
+                state = _keep_receipt(state, step_id, result)
     if writer.completed:
         sync_current(procs, state, writer)
         settle_variables(procs, state, writer, {done_name(s) for s in writer.completed})
@@ -175,6 +177,20 @@ def on_tool_result(
     state, resume = _blocked_note(procs, state, writer.variables)
     notes = [n for n in (empty_note or guidance, resume) if n]
     return ToolResultUpdate(writer.update(state), tuple(outcomes), "\n".join(notes) or None)
+
+
+_RECEIPT_KEYS = frozenset({"status", "receipt", "id", "amount", "total", "confirmation",
+                           "reference", "transaction_id"})  # fmt: skip
+
+
+def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> ProcedureState:
+    """Remember a short summary of an irreversible step's completing result."""
+    data = result_mapping(result) or {}
+    parts = [f"{k}={v}" for k, v in data.items()
+             if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))]
+    summary = ", ".join(parts)[:200] or str(result)[:120]
+    kept = tuple(r for r in state.receipts if r[0] != step_id)
+    return replace(state, receipts=(*kept, (step_id, summary)))
 
 
 def result_guidance(
@@ -226,7 +242,9 @@ def _empty_note(
 
 def remember_block(state: ProcedureState, veto: Veto) -> ProcedureState:
     """Remember a vetoed tool (never its arguments) for one later "you may now resume" note."""
-    if veto.reason == "available_when" or any(b.tool == veto.tool for b in state.blocked):
+    if veto.reason in ("available_when", "already_done") or any(
+        b.tool == veto.tool for b in state.blocked
+    ):
         return state
     noted = veto.next_step.id if veto.next_step else None
     return replace(state, blocked=(*state.blocked, BlockedTool(veto.tool, noted)))

@@ -89,6 +89,8 @@ class ProcedureState:
         empty_results: ``(step id, tool-call id)`` of this visit's empty results, in order.
         violations: ``(checklist key, violation)``, the last one per checklist.
         visit: Bumped on every scope change (queued work from an older visit is stale).
+        receipts: ``(step id, result summary)`` of each irreversible step's completing result,
+            so a vetoed repeat can name the earlier result.
     """
 
     scopes: tuple[str, ...] = ()
@@ -96,6 +98,11 @@ class ProcedureState:
     empty_results: tuple[tuple[str, str], ...] = ()
     violations: tuple[tuple[str, Violation], ...] = ()
     visit: int = 0
+    receipts: tuple[tuple[str, str], ...] = ()
+
+    def receipt(self, step_id: str) -> str | None:
+        """The summary of the result that completed ``step_id`` (irreversible steps)."""
+        return next((r for s, r in self.receipts if s == step_id), None)
 
     def last_violation(self, checklist: str) -> Violation | None:
         """The last violation recorded on ``checklist``."""
@@ -112,6 +119,7 @@ class ProcedureState:
                 for k, v in self.violations
             ],
             "visit": self.visit,
+            "receipts": [list(r) for r in self.receipts],
         }
 
     @classmethod
@@ -132,6 +140,9 @@ class ProcedureState:
                 for v in raw.get("violations", [])
             ),
             visit=int(cast(int, data.get("visit", 0))),
+            receipts=tuple(
+                (str(r[0]), str(r[1])) for r in cast(list[list[str]], data.get("receipts", []))
+            ),
         )
 
 
