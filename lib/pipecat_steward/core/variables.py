@@ -66,6 +66,11 @@ class VariableSpec(BaseModel):
     def _check_enum(self) -> VariableSpec:
         if self.type == "enum" and not self.values:
             raise ValueError(f"enum variable {self.name!r} needs `values`; add the allowed values")
+        if self.sensitive and self.extraction:
+            raise ValueError(
+                f"variable {self.name!r} is sensitive and has `extraction: true`, but a sensitive "
+                "value is never sent to the extractor; remove `extraction` (or `sensitive`)"
+            )
         return self
 
 

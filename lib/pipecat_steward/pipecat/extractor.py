@@ -32,14 +32,15 @@ from pipecat_steward.core.extraction import (
 )
 from pipecat_steward.core.procedures import current_step
 from pipecat_steward.pipecat.events import SessionEvent, UserTranscript
+from pipecat_steward.pipecat.redaction import (
+    SECURE_CAPTURE_VARIABLE,
+    install_log_redaction,
+    secrets_for,
+)
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["SECURE_CAPTURE_VARIABLE", "EntityExtractor", "ExtractorStats", "attach_extractor"]
-
-SECURE_CAPTURE_VARIABLE = "secure_capture_active"
-"""The blackboard flag the default secure-capture check reads (set it while a keypad or card
-capture owns the caller's input)."""
 
 
 @dataclass
@@ -78,7 +79,10 @@ class EntityExtractor:
         self.client = client
         self.stage = stage
         self.timeout = timeout
-        self.secure_capture = secure_capture or self._flag
+        self.secrets = secrets_for(self.session)
+        if secure_capture is not None:
+            self.secrets.capture_check = secure_capture
+        self.secure_capture = self.secrets.capture_check
         self.stats = ExtractorStats()
         self.caller: list[str] = []
         self.turn = 0
@@ -88,11 +92,9 @@ class EntityExtractor:
 
     def start(self) -> EntityExtractor:
         """Subscribe to the relay bus."""
+        install_log_redaction()
         self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
         return self
-
-    def _flag(self) -> bool:
-        return bool(self.session.state.variables.get(SECURE_CAPTURE_VARIABLE))
 
     async def drain(self) -> None:
         """Wait until no extraction is running or pending."""
@@ -117,6 +119,7 @@ class EntityExtractor:
     def _on_caller(self, text: str) -> None:
         self.turn += 1
         why = skip_reason(text, secure_capture=self.secure_capture())
+        self.secrets.hear(text)  # during a capture: learn its secrets, never keep the text
         if why is not None:
             self.stats.skipped[why.value] = self.stats.skipped.get(why.value, 0) + 1
             return
@@ -149,14 +152,16 @@ class EntityExtractor:
         context = build_context(self.caller)
         schema = build_schema(specs)
         self.stats.calls += 1
+        redact = self.secrets.redact  # by value: a secret said outside a capture never leaves
         try:
             result = await self.client.complete(
-                self.stage, schema, compose_system(self._instruction, schema),
-                extraction_prompt(specs, context), timeout=self.timeout, scope="extraction",
+                self.stage, schema, redact(compose_system(self._instruction, schema)),
+                redact(extraction_prompt(specs, context)), timeout=self.timeout,
+                scope="extraction",
             )  # fmt: skip
         except Exception as err:
             self.stats.failures += 1
-            logger.warning(f"entity extractor: call failed, failing open: {err}")
+            logger.warning(f"entity extractor: call failed, failing open: {redact(str(err))}")
             return
         self._merge(turn, specs, context, result.value)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loguru import logger
@@ -82,6 +82,7 @@ from pipecat_steward.pipecat.events import (
     UserTranscript,
 )
 from pipecat_steward.pipecat.preempt import inject_note
+from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
@@ -139,6 +140,7 @@ class ProcedureMonitor:
         self.clock = clock
         sensitive = frozenset(v.name for v in steward.agent.variables if v.sensitive)
         self.ledger = EvidenceLedger(excluded=sensitive)
+        self.secrets = secrets_for(self.session)
         self.ladder = LadderState()
         self.watchdog = Watchdog()
         self.exchange = Exchange()
@@ -160,6 +162,7 @@ class ProcedureMonitor:
 
     def start(self) -> ProcedureMonitor:
         """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results."""
+        install_log_redaction()
         self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
         self.session.judge = self.judge
         if self.rider:
@@ -229,7 +232,7 @@ class ProcedureMonitor:
         self.turn += 1
         self._turn_tools = []
         self.watchdog = disarm_watchdog(self.watchdog)
-        self.ledger = add_utterance(self.ledger, "caller", text, now)
+        self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)
         if not self.rider:
             await self._deliver_due(now)
         self._consider(Moment.CALLER_FINAL, "")
@@ -284,6 +287,7 @@ class ProcedureMonitor:
         sup = self.session.supervisor
         assert sup is not None
         request = build_request(sup.procs, sup.state, self._vars(), self.ledger, steps, reason)
+        request = replace(request, user=self.secrets.redact(request.user))  # by value
         running = self._inflight.get(request.key)
         if running is not None:
             return running
@@ -301,14 +305,15 @@ class ProcedureMonitor:
         return task
 
     async def _run(self, request: AssessmentRequest) -> CheckResult | None:
+        redact = self.secrets.redact  # by value, at the last moment: secrets learnt late count too
         try:
             result = await self.client.complete(
-                self.stage, VERDICT_SCHEMA, self._system, request.user,
+                self.stage, VERDICT_SCHEMA, redact(self._system), redact(request.user),
                 timeout=self.timeout, scope="adherence",
             )  # fmt: skip
         except Exception as err:  # SLMError and anything else: supervision silence, not harm
             self.stats.failures += 1
-            logger.warning(f"procedure monitor: assessment failed, failing open: {err}")
+            logger.warning(f"procedure monitor: assessment failed, failing open: {redact(str(err))}")
             return None
         sup = self.session.supervisor
         assert sup is not None
@@ -332,7 +337,8 @@ class ProcedureMonitor:
             why = checked.why if isinstance(checked, Discarded) else "topic visit changed"
             logger.info(f"procedure monitor: verdict discarded ({why})")
             return
-        logger.info(f"procedure monitor verdict ({request.reason}): {checked.reasoning!r}")
+        reasoning = self.secrets.redact(checked.reasoning)
+        logger.info(f"procedure monitor verdict ({request.reason}): {reasoning!r}")
         self.session.host_write(sup.verdict(self._vars(), checked.verdict))
         self.ladder, outcome = on_finding(
             self.ladder, checked.verdict.violation, sup.procs, sup.state, self._vars(),
@@ -437,7 +443,7 @@ class ProcedureMonitor:
     def _record(self, c: Correction, channel: str) -> None:
         self.stats.corrections.append({
             "step": c.step, "kind": c.kind, "severity": c.severity.value, "channel": channel,
-            "text": c.text, "turn": self.turn,
+            "text": self.secrets.redact(c.text), "turn": self.turn,
         })  # fmt: skip
 
 

@@ -1,0 +1,137 @@
+"""Redaction by value: secrets are replaced wherever they appear, whatever field carries them.
+
+Excluding a field by its name is not enough: a tool echoes a card number in ``message``, a
+caller reads a secret aloud outside a capture, an agent repeats it. A :class:`Redactor` holds
+the values themselves (every value of a sensitive variable, every secret heard during a secure
+capture) and replaces each occurrence in any text with a placeholder before that text leaves
+for an auxiliary model, a ledger, a trace or a log line.
+
+Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
+found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``; other text matches
+case-insensitively with any run of whitespace. Pure: no IO, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pipecat_steward.core.variables import VariableSpec
+
+__all__ = [
+    "PLACEHOLDER",
+    "SECURE_PLACEHOLDER",
+    "Redactor",
+    "secret_values",
+    "secrets_in_capture",
+    "spoken_secrets",
+]
+
+PLACEHOLDER = "[redacted]"
+SECURE_PLACEHOLDER = "[secure capture: redacted]"
+"""What an utterance heard during a secure capture becomes, everywhere."""
+
+MIN_SECRET = 3
+_DIGITS = re.compile(r"\d")
+_DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
+_SEP = r"[\s.\-/]*"
+
+
+def _pattern(secret: str) -> str:
+    digits = _DIGITS.findall(secret)
+    if len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", "")):
+        return r"(?<!\d)" + _SEP.join(digits) + r"(?!\d)"
+    words = secret.split()
+    return r"\s+".join(re.escape(w) for w in words)
+
+
+def _leaves(value: object) -> Iterable[str]:
+    if isinstance(value, Mapping):
+        for item in value.values():  # pyright: ignore[reportUnknownVariableType]
+            yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(value, (list, tuple)):
+        for item in value:  # pyright: ignore[reportUnknownVariableType]
+            yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = str(value).strip()
+        if len(text) >= MIN_SECRET:
+            yield text
+
+
+_SPOKEN = re.compile(
+    r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
+    r"social security(?: number)?|ssn|social|card number|account number|routing number)"
+    r"(?:\s+(?:is|was|to|will be|should be|it's|number is))?\s*[:=\-]?\s*"
+    r"(?P<value>\d(?:[\s.\-/]*\d){2,}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{6,})",
+    re.IGNORECASE,
+)
+
+
+def spoken_secrets(text: str) -> frozenset[str]:
+    """Values a speaker names as a credential ("my password is …", "PIN 4412", "SSN …").
+
+    A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
+    """
+    found = {m.group("value").strip() for m in _SPOKEN.finditer(text)}
+    return frozenset(v for v in found if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET)
+
+
+_NOT_SECRET = frozenset({"correct", "changed", "expired", "locked", "forgotten", "working",
+                         "number", "please", "wrong", "incorrect", "missing", "invalid"})  # fmt: skip
+
+
+def secret_values(
+    specs: Iterable[VariableSpec], variables: Mapping[str, object]
+) -> frozenset[str]:
+    """Every value (leaf values of structures too) of the sensitive variables that are set."""
+    names = {s.name for s in specs if s.sensitive}
+    return frozenset(text for n in names if n in variables for text in _leaves(variables[n]))
+
+
+def secrets_in_capture(text: str) -> frozenset[str]:
+    """What an utterance heard during a secure capture makes secret.
+
+    The whole utterance and every run of four or more digits in it, so a later echo of the
+    number is caught too.
+    """
+    found = {m.group(0) for m in _DIGIT_RUN.finditer(text)}
+    clean = " ".join(text.split())
+    return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Replaces every occurrence of its secrets with :data:`PLACEHOLDER`.
+
+    Attributes:
+        secrets: The secret values (at least three characters each).
+    """
+
+    secrets: frozenset[str] = frozenset()
+    _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> Redactor:
+        """A redactor over ``secrets`` (shorter-than-three values are ignored)."""
+        kept = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        if not kept:
+            return cls()
+        ordered = sorted(kept, key=len, reverse=True)  # longest first: no partial leftovers
+        regex = re.compile("|".join(f"(?:{_pattern(s)})" for s in ordered), re.IGNORECASE)
+        return cls(kept, regex)
+
+    def adding(self, secrets: Iterable[str]) -> Redactor:
+        """This redactor with more secrets (itself when nothing is new)."""
+        more = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        return self if more <= self.secrets else Redactor.of(self.secrets | more)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by the placeholder."""
+        if self._regex is None or not text:
+            return text
+        return self._regex.sub(PLACEHOLDER, text)
+
+    def leaks(self, text: str) -> bool:
+        """Whether ``text`` still contains a secret."""
+        return self._regex is not None and self._regex.search(text) is not None
