@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pipecat_steward.core.monitor import Assess, Moment, claim_backed, decide_assessment
 from pipecat_steward.core.procedures import (
     Allow,
     CompiledProcedures,
@@ -22,6 +23,7 @@ from pipecat_steward.core.procedures import (
     enter_topic,
     on_tool_result,
     on_variables,
+    procedure_status,
     remember_block,
     start_session,
     step_state,
@@ -168,3 +170,45 @@ def test_leaving_and_re_entering_a_topic_re_arms_its_irreversible_step() -> None
     u = disarm(procs, u.state, u.variables, "billing")
     u = enter_topic(procs, u.state, u.variables, "billing")
     assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Allow)
+
+
+# --- hallucinated progress ---------------------------------------------------------------------
+
+
+def test_a_deterministic_step_done_out_of_order_is_the_last_violation() -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    summary = on_tool_result(procs, u.state, u.variables, "send_visit_summary", {"status": "sent"})
+    violation = summary.update.state.last_violation("scope:main")
+    assert violation is not None and violation.kind == "skipped_step" and violation.step == "summary"
+    assert "Take the copay" in violation.detail
+    status: Any = procedure_status(procs, summary.update.state, summary.update.variables)
+    assert status["procedures"][0]["last_violation"]["step"] == "summary"
+    paid = on_tool_result(procs, u.state, u.variables, "collect_payment", RECEIPT)
+    assert paid.update.state.last_violation("scope:main") is None  # in order: nothing recorded
+
+
+CLAIMS_AFTER_SUMMARY = [
+    ("Your copay has been charged.", False),
+    ("All done, the payment went through.", False),
+    ("I've charged the copay to your card.", False),
+    ("Your visit summary has been sent.", True),
+]
+
+
+@pytest.mark.parametrize(("claim", "backed"), CLAIMS_AFTER_SUMMARY)
+def test_a_claim_is_backed_only_by_the_tool_that_completes_the_claimed_step(claim: str, backed: bool) -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    after = on_tool_result(procs, u.state, u.variables, "send_visit_summary", {"status": "sent"}).update
+    assert claim_backed(procs, after.state, after.variables, claim, ("send_visit_summary",)) is backed
+    decision = decide_assessment(procs, after.state, after.variables, Moment.ASSISTANT_TEXT, text=claim,
+                                 backed=claim_backed(procs, after.state, after.variables, claim,
+                                                     ("send_visit_summary",)))  # fmt: skip
+    assert isinstance(decision, Assess) is not backed
+
+
+def test_the_completing_tool_backs_its_claim() -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    paid = on_tool_result(procs, u.state, u.variables, "collect_payment", RECEIPT).update
+    assert claim_backed(procs, paid.state, paid.variables, "Your copay has been charged.", ("collect_payment",))
+    assert claim_backed(procs, paid.state, paid.variables, "All set!", ("collect_payment",))
+    assert not claim_backed(procs, u.state, u.variables, "All set!", ())

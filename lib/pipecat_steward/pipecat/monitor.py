@@ -57,6 +57,7 @@ from pipecat_steward.core.monitor import (
     arm_watchdog,
     build_request,
     check_verdict,
+    claim_backed,
     decide_assessment,
     disarm_watchdog,
     fire_watchdog,
@@ -70,7 +71,7 @@ from pipecat_steward.core.monitor import (
 )
 from pipecat_steward.core.procedures import AwaitJudge, Verdict, current_step
 from pipecat_steward.core.procedures.outcome import result_mapping
-from pipecat_steward.pipecat.channels import Channels, channels_for
+from pipecat_steward.pipecat.channels import Channels, LLMKind, channels_for
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     BotStoppedSpeaking,
@@ -274,7 +275,7 @@ class ProcedureMonitor:
         tools = tuple(n for n, acted in self._turn_tools if acted)
         decision = decide_assessment(
             sup.procs, sup.state, variables, moment, text=text, exchange=self.exchange,
-            backed=any(ok for _, ok in self._turn_tools),
+            backed=claim_backed(sup.procs, sup.state, variables, text, tools),
             out_of_order=out_of_order_tools(sup.procs, sup.state, variables, tools),
         )  # fmt: skip
         if isinstance(decision, Assess):
@@ -410,6 +411,7 @@ class ProcedureMonitor:
         if self.channels.interrupt:
             try:
                 await self.llm.broadcast_interruption()
+                await _cancel_response(self.llm, self.channels)
             except Exception:  # best effort: a failed interruption does not swallow the note
                 logger.warning("procedure monitor: interruption failed; delivering anyway")
         await inject_note(self.llm, c.text, run_llm=True)
@@ -445,6 +447,20 @@ class ProcedureMonitor:
             "step": c.step, "kind": c.kind, "severity": c.severity.value, "channel": channel,
             "text": self.secrets.redact(c.text), "turn": self.turn,
         })  # fmt: skip
+
+
+async def _cancel_response(llm: FrameProcessor, channels: Channels) -> None:
+    """Stop the response in flight where an interruption alone does not.
+
+    OpenAI Realtime keeps generating (server VAD on) until it gets ``response.cancel``.
+    """
+    if channels.kind is not LLMKind.OPENAI_REALTIME:
+        return
+    from pipecat.services.openai.realtime import events
+
+    send = getattr(llm, "send_client_event", None)
+    if send is not None:
+        await send(events.ResponseCancelEvent())
 
 
 _REFUSALS = frozenset({"error", "failed", "failure", "blocked", "vetoed", "refused", "denied",

@@ -166,6 +166,8 @@ def on_tool_result(
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
+            state = _record_violation(procs, state, _out_of_order(procs, step_id, writer.variables),
+                                      writer.variables)  # fmt: skip
             writer.complete(step_id)
             if procs.steps[step_id].irreversible:
                 state = _keep_receipt(state, step_id, result)
@@ -177,6 +179,19 @@ def on_tool_result(
     state, resume = _blocked_note(procs, state, writer.variables)
     notes = [n for n in (empty_note or guidance, resume) if n]
     return ToolResultUpdate(writer.update(state), tuple(outcomes), "\n".join(notes) or None)
+
+
+def _out_of_order(
+    procs: CompiledProcedures, step_id: str, variables: Mapping[str, object]
+) -> Violation | None:
+    """A tool step completing while a prerequisite of any kind is still open: a violation."""
+    skipped = [procs.steps[a] for a in procs.ancestors[step_id]
+               if step_state(procs.steps[a], variables) is StepState.OPEN]  # fmt: skip
+    if not skipped:
+        return None
+    names = ", ".join(s.title for s in skipped)
+    detail = f"'{procs.steps[step_id].title}' was done before: {names}"
+    return Violation("skipped_step", step_id, detail)
 
 
 _RECEIPT_KEYS = frozenset({"status", "receipt", "id", "amount", "total", "confirmation",
