@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+
+# isort: split
 import asyncio
 from pathlib import Path
 from typing import Any
@@ -66,3 +69,20 @@ async def test_a_second_charge_is_vetoed_and_names_the_first_receipt() -> None:
     assert second.outcome == "refused" and second.result["reason"] == "already_done"
     assert "rcpt-pat-1815-40.00" in second.result["error"]
     assert [g["decision"] for g in session.turn.gates] == ["allow", "veto"]
+
+
+async def test_the_kill_switch_stops_every_logic_slm_call_and_gates_stay_deterministic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipecat_steward.testing.scripted_slm import ScriptedSLM, VerdictOracle, run_scenario_monitored
+    from pipecat_steward.testing.simulate import load_scenario
+
+    monkeypatch.setenv("STEWARD_MONITOR_ENABLED", "0")
+    scenario = load_scenario(CLINIC / "scenarios" / "appointment_to_payment.yaml")
+    oracle = VerdictOracle()
+    async with ScriptedSLM(answer=oracle) as slm:
+        traces, monitor, extractor = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
+        requests = list(slm.requests)
+    assert requests == [] and monitor.stats.slm_calls == 0 and extractor.stats.calls == 0
+    gates = [g for t in traces for g in t["gate"] if g["tool"] == "collect_payment"]
+    assert [(g["decision"], g.get("reason")) for g in gates] == [("veto", "monitor_unavailable")]

@@ -38,6 +38,7 @@ from pipecat_steward.pipecat.redaction import (
     secrets_for,
 )
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["SECURE_CAPTURE_VARIABLE", "EntityExtractor", "ExtractorStats", "attach_extractor"]
@@ -91,7 +92,10 @@ class EntityExtractor:
         self._instruction = stage.prompts.get("extraction") or DEFAULT_PROMPTS["extraction"]
 
     def start(self) -> EntityExtractor:
-        """Subscribe to the relay bus."""
+        """Subscribe to the relay bus (not with ``STEWARD_MONITOR_ENABLED=0``)."""
+        if not monitor_enabled():
+            logger.info("entity extractor disabled by STEWARD_MONITOR_ENABLED=0")
+            return self
         install_log_redaction()
         self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
         return self

@@ -85,6 +85,7 @@ from pipecat_steward.pipecat.events import (
 from pipecat_steward.pipecat.preempt import inject_note
 from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["MonitorStats", "ProcedureMonitor", "attach_monitor"]
@@ -162,7 +163,13 @@ class ProcedureMonitor:
     # -- wiring ---------------------------------------------------------------------------
 
     def start(self) -> ProcedureMonitor:
-        """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results."""
+        """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results.
+
+        With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay deterministic.
+        """
+        if not monitor_enabled():
+            logger.info("procedure monitor disabled by STEWARD_MONITOR_ENABLED=0")
+            return self
         install_log_redaction()
         self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
         self.session.judge = self.judge
