@@ -74,7 +74,11 @@ async def test_a_second_charge_is_vetoed_and_names_the_first_receipt() -> None:
 async def test_the_kill_switch_stops_every_logic_slm_call_and_gates_stay_deterministic(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pipecat_steward.testing.scripted_slm import ScriptedSLM, VerdictOracle, run_scenario_monitored
+    from pipecat_steward.testing.scripted_slm import (
+        ScriptedSLM,
+        VerdictOracle,
+        run_scenario_monitored,
+    )
     from pipecat_steward.testing.simulate import load_scenario
 
     monkeypatch.setenv("STEWARD_MONITOR_ENABLED", "0")
