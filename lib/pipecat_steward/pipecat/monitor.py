@@ -51,6 +51,7 @@ from pipecat_steward.core.monitor import (
     Queue,
     VerdictCache,
     Watchdog,
+    add_application,
     add_tool_result,
     add_utterance,
     add_variable,
@@ -258,6 +259,16 @@ class ProcedureMonitor:
         self.watchdog = disarm_watchdog(self.watchdog)
         self.ledger = add_tool_result(self.ledger, name, result, at=now)
         self._turn_tools.append((name, _acted(result)))
+
+    def application_message(self, origin: str, text: str) -> None:
+        """Record what the host application told the agent as application evidence.
+
+        A supervisor's decision or a payment notification; caller quotes are refused and
+        secrets are redacted.
+        """
+        self._observe_variables()
+        clean = self.secrets.redact(text)
+        self.ledger = add_application(self.ledger, origin, clean, self.clock())
 
     def _vars(self) -> Mapping[str, Any]:
         return self.session.state.variables

@@ -16,7 +16,7 @@ Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
     ladder, note = take_due(ladder, procs, state, variables, now)     # at the caller's final
 """
 
-from pipecat_steward.core.monitor.cache import DEBOUNCE_S, VerdictCache, debounced
+from pipecat_steward.core.monitor.cache import VerdictCache
 from pipecat_steward.core.monitor.evidence import (
     MAX_MESSAGES,
     MAX_OBSERVATIONS,
@@ -86,7 +86,6 @@ from pipecat_steward.core.monitor.watchdog import disarm as disarm_watchdog
 from pipecat_steward.core.monitor.watchdog import fire as fire_watchdog
 
 __all__ = [
-    "DEBOUNCE_S",
     "MAX_MESSAGES",
     "MAX_OBSERVATIONS",
     "MAX_REQUIREMENTS",
@@ -132,7 +131,6 @@ __all__ = [
     "claims_completion",
     "compact_result",
     "correction_text",
-    "debounced",
     "decide_assessment",
     "disarm_watchdog",
     "fire_watchdog",
