@@ -90,3 +90,29 @@ async def test_the_kill_switch_stops_every_logic_slm_call_and_gates_stay_determi
     assert requests == [] and monitor.stats.slm_calls == 0 and extractor.stats.calls == 0
     gates = [g for t in traces for g in t["gate"] if g["tool"] == "collect_payment"]
     assert [(g["decision"], g.get("reason")) for g in gates] == [("veto", "monitor_unavailable")]
+
+
+FAULTS = {"lie": ("allow", None), "garbage": ("veto", "monitor_unavailable"),
+          "stall": ("veto", "judge_timeout"), "fail": ("veto", "monitor_unavailable")}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", sorted(FAULTS))
+async def test_a_faulty_logic_slm_is_expressible_as_a_scenario_file(mode: str) -> None:
+    from pipecat_steward.testing.scripted_slm import (
+        ScriptedSLM,
+        VerdictOracle,
+        run_scenario_monitored,
+    )
+    from pipecat_steward.testing.simulate import check_expectations, load_scenario
+
+    scenario = load_scenario(CLINIC / "scenarios" / "faults" / f"slm_{mode}.yaml")
+    oracle = VerdictOracle(stall_s=2.0)
+    async with ScriptedSLM(answer=oracle) as slm:
+        traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
+    problems = [p for t, turn in zip(traces, scenario.turns, strict=True)
+                for p in check_expectations(t, turn.expect)]  # fmt: skip
+    assert problems == []
+    [gate] = [g for t in traces for g in t["gate"]]
+    assert (gate["decision"], gate.get("reason")) == FAULTS[mode]
+    if mode in ("garbage", "fail"):
+        assert monitor.stats.failures >= 1

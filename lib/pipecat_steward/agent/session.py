@@ -244,8 +244,10 @@ class StewardSession:
         if self.judge is not None:
             try:
                 verdict = await asyncio.wait_for(self.judge(pending), timeout)
-            except Exception:
+            except TimeoutError:
                 verdict = None
+            except Exception:  # the judge itself failed (its model is down or answered garbage)
+                verdict, cause = None, "monitor_unavailable"
         if verdict is not None and self.supervisor is not None:
             self._set_variables(self.supervisor.verdict(self.state.variables, verdict))
             again = self.supervisor.gate(self.state.variables, pending.tool)

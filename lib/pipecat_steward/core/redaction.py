@@ -14,8 +14,9 @@ case-insensitively with any run of whitespace. Pure: no IO, no clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from pipecat_steward.core.variables import VariableSpec
 
@@ -23,6 +24,7 @@ __all__ = [
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
     "Redactor",
+    "redact_tree",
     "secret_values",
     "secrets_in_capture",
     "spoken_secrets",
@@ -98,6 +100,18 @@ def secrets_in_capture(text: str) -> frozenset[str]:
     found = {m.group(0) for m in _DIGIT_RUN.finditer(text)}
     clean = " ".join(text.split())
     return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
+
+
+def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``redact`` applied to every string (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        items = cast(Mapping[object, object], value).items()
+        return {redact_tree(k, redact): redact_tree(v, redact) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
+    return value
 
 
 @dataclass(frozen=True, slots=True)

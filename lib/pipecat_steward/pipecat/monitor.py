@@ -89,7 +89,11 @@ from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
-__all__ = ["MonitorStats", "ProcedureMonitor", "attach_monitor"]
+__all__ = ["MonitorStats", "MonitorUnavailable", "ProcedureMonitor", "attach_monitor"]
+
+
+class MonitorUnavailable(RuntimeError):
+    """The monitor could not assess (the logic_slm failed): a gate names it as the cause."""
 
 
 @dataclass
@@ -393,7 +397,9 @@ class ProcedureMonitor:
         found = await asyncio.shield(self.assess(steps, AssessReason.GATE))
         if isinstance(found, Checked):  # an answer, even "nothing satisfied", is not a timeout
             return Verdict(satisfied=found.verdict.satisfied)
-        return None
+        if found is None:  # the logic_slm failed: the gate names the monitor as unavailable
+            raise MonitorUnavailable("the adherence check failed")
+        return Verdict()  # a voided verdict settles nothing: the prerequisites stay open
 
     # -- corrections ----------------------------------------------------------------------
 

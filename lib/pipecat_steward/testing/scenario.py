@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,12 +63,20 @@ class ScenarioVerdict(_Model):
     not_applicable: list[str] = Field(default_factory=lambda: [])
 
 
+SLMBehaviour = Literal["truth", "lie", "garbage", "stall", "fail"]
+"""How the scripted logic_slm of ``steward simulate --monitor`` answers (scenario default, or
+per turn): from the scenario's truth; ``lie`` (every asked requirement satisfied, extraction
+invents values); ``garbage`` (non-JSON text); ``stall`` (no answer before any timeout);
+``fail`` (HTTP 500)."""
+
+
 class ScenarioTurn(_Model):
     """One caller turn and what the LLM does in it."""
 
     user: str
     variables: dict[str, Any] = Field(default_factory=lambda: {})
     verdict: ScenarioVerdict | None = None
+    slm: SLMBehaviour | None = None
     llm: list[ScenarioInference] = Field(default_factory=lambda: [])
     expect: dict[str, Any] = Field(default_factory=lambda: {})
 
@@ -83,6 +91,7 @@ class Scenario(_Model):
     event_data: dict[str, Any] = Field(default_factory=lambda: {})
     backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
     gate_timeout_s: float | None = None
+    slm: SLMBehaviour = "truth"
     turns: list[ScenarioTurn]
 
 
