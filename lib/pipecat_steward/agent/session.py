@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import dispatch
@@ -37,7 +37,11 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.variables import coerce
+
+if TYPE_CHECKING:
+    from pipecat_steward.pipecat.redaction import SessionSecrets
 
 __all__ = ["Judge", "StewardSession"]
 
@@ -71,6 +75,8 @@ class StewardSession:
         self.checkpointer = checkpointer
         self.turns_done = 0
         self.script = ""
+        self.heard = ""
+        """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
         self.result_riders: list[Callable[[], str | None]] = []
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
@@ -98,7 +104,8 @@ class StewardSession:
     ) -> Action:
         """Run the engine for one inference; a speculative run does not change the state."""
         if user_text and not speculative:
-            self.turns.append(TurnRecord(user_text))
+            self.heard = user_text  # the engine reads the clear words; the record does not keep them
+            self.turns.append(TurnRecord(self.secrets.hear(user_text)))
         result = step(
             self.agent.flow,
             self.state,
@@ -109,7 +116,7 @@ class StewardSession:
             first_turn=first_turn,
         )
         action = answer_questions_first(
-            result.action, self.turn.user if not speculative else user_text
+            result.action, self.heard if not speculative else user_text
         )
         if not speculative:
             self.state = result.state
@@ -133,7 +140,7 @@ class StewardSession:
         else:
             done = Call(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
         self._sync()
-        self.turn.fired.append(done)
+        self.turn.fired.append(self.recorded(done))
         await self.save()
         return done
 
@@ -200,13 +207,13 @@ class StewardSession:
                 self.agent.tools,
                 name,
                 args,
-                user_text=self.turn.user,
+                user_text=self.heard,
                 check_visible=False,
             )
             self.state = routed.state
             self._sync()
             call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
-        self.turn.llm_calls.append(call)
+        self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def agent_tool_call(
@@ -221,7 +228,7 @@ class StewardSession:
             note = self._tool_result(name, result, call_id)
             reply = self._ride({**result, **({"steward_note": note} if note else {})})
             call = Call(name, dict(args), "error" if result.get("error") else "ok", reply)
-        self.turn.llm_calls.append(call)
+        self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def _gate(self, tool: str) -> Allow | Veto:
@@ -326,4 +333,16 @@ class StewardSession:
 
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
-        self.turn.bot.append(BotUtterance(text, source))
+        self.turn.bot.append(BotUtterance(self.secrets.redact(text), source))
+
+    @property
+    def secrets(self) -> SessionSecrets:
+        """What must not appear in clear in this session's records (see ``redact``)."""
+        from pipecat_steward.pipecat.redaction import secrets_for
+
+        return secrets_for(self)
+
+    def recorded(self, call: Call) -> Call:
+        """``call`` as a turn record keeps it: secrets in its arguments and result redacted."""
+        redact = self.secrets.redact
+        return Call(call.name, redact_tree(call.args, redact), call.outcome, redact_tree(call.result, redact))

@@ -26,7 +26,9 @@ __all__ = [
     "Redactor",
     "redact_tree",
     "secret_values",
+    "secret_digits",
     "secrets_in_capture",
+    "shaped_secrets",
     "spoken_secrets",
 ]
 
@@ -100,6 +102,70 @@ def secrets_in_capture(text: str) -> frozenset[str]:
     found = {m.group(0) for m in _DIGIT_RUN.finditer(text)}
     clean = " ".join(text.split())
     return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
+
+
+_GROUPED = re.compile(r"\d+(?:[ \t\-]{1,3}\d+)*")
+CARD_LENGTHS = range(13, 20)
+"""Payment card numbers have 13 to 19 digits (ISO/IEC 7812) and pass the Luhn check."""
+
+
+def luhn(digits: str) -> bool:
+    """Whether a digit string passes the Luhn checksum (payment card numbers do)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _cards(groups: list[str]) -> bool:
+    """Whether consecutive digit groups of one run spell a Luhn-valid card number."""
+    for start in range(len(groups)):
+        digits = ""
+        for group in groups[start:]:
+            digits += group
+            if len(digits) > CARD_LENGTHS.stop - 1:
+                break
+            if len(digits) in CARD_LENGTHS and luhn(digits):
+                return True
+    return False
+
+
+def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
+    """Digit runs in ``text`` that look like secrets before any value is known.
+
+    A run is digits joined by spaces or dashes ("4111 1111-1111 1111"). It is a secret when
+    some of its consecutive groups form a payment card number (13 to 19 digits passing the
+    Luhn check), or when it has at least ``min_digits`` digits (the shortest sensitive
+    value the agent declares or has seen; see :func:`secret_digits`).
+    """
+    found: set[str] = set()
+    for match in _GROUPED.finditer(text):
+        groups = re.findall(r"\d+", match.group(0))
+        count = sum(len(g) for g in groups)
+        if (min_digits is not None and count >= min_digits) or _cards(groups):
+            found.add(match.group(0))
+    return frozenset(found)
+
+
+def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]) -> int | None:
+    """The fewest digits a sensitive value has: declared (``digits:``) or seen (set values).
+
+    Only values made mostly of digits count (a password with two digits does not lower it).
+    None when no sensitive variable declares or holds a number.
+    """
+    counts: list[int] = []
+    for spec in specs:
+        if not spec.sensitive:
+            continue
+        if spec.digits is not None:
+            counts.append(spec.digits)
+        if spec.name in variables:
+            for text in _leaves(variables[spec.name]):
+                digits = len(_DIGITS.findall(text))
+                if digits >= MIN_SECRET and digits * 2 >= len(text.replace(" ", "")):
+                    counts.append(digits)
+    return min(counts) if counts else None
 
 
 def redact_tree(value: object, redact: Callable[[str], str]) -> Any:

@@ -31,7 +31,7 @@ from pipecat_steward.core.extraction import (
     skip_reason,
 )
 from pipecat_steward.core.procedures import current_step
-from pipecat_steward.pipecat.events import SessionEvent, UserTranscript
+from pipecat_steward.pipecat.events import SessionEvent, Subscription, UserTranscript
 from pipecat_steward.pipecat.redaction import (
     SECURE_CAPTURE_VARIABLE,
     install_log_redaction,
@@ -89,16 +89,35 @@ class EntityExtractor:
         self.turn = 0
         self._pending = False
         self._task: asyncio.Task[None] | None = None
+        self._sub: Subscription | None = None
         self._instruction = stage.prompts.get("extraction") or DEFAULT_PROMPTS["extraction"]
 
     def start(self) -> EntityExtractor:
-        """Subscribe to the relay bus (not with ``STEWARD_MONITOR_ENABLED=0``)."""
+        """Subscribe to the relay bus (not with ``STEWARD_MONITOR_ENABLED=0``).
+
+        A steward has one extractor: one attached before (the automatic one) is detached.
+        """
+        previous = self.steward.extractor
+        if previous is not None and previous is not self:
+            previous.detach()
+        self.steward.extractor = None
         if not monitor_enabled():
             logger.info("entity extractor disabled by STEWARD_MONITOR_ENABLED=0")
             return self
         install_log_redaction()
-        self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
+        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
+        self.steward.extractor = self
         return self
+
+    def detach(self) -> None:
+        """Stop extracting: unsubscribe and cancel a running extraction."""
+        if self._sub is not None:
+            self.steward.relay.bus.unsubscribe(self._sub)
+            self._sub = None
+        if self._task is not None:
+            self._task.cancel()
+        if self.steward.extractor is self:
+            self.steward.extractor = None
 
     async def drain(self) -> None:
         """Wait until no extraction is running or pending."""

@@ -80,6 +80,7 @@ from pipecat_steward.pipecat.events import (
     FunctionCallStarted,
     Interruption,
     SessionEvent,
+    Subscription,
     UserStartedSpeaking,
     UserTranscript,
 )
@@ -159,6 +160,7 @@ class ProcedureMonitor:
         self._inflight: dict[Any, asyncio.Task[CheckResult | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._deferred: tuple[Moment, str] | None = None
+        self._sub: Subscription | None = None
         self.on_verdict: Callable[[AssessmentRequest, CheckResult], None] | None = None
         """Called with every fresh checked verdict (traces and tests)."""
         self._system = compose_system(
@@ -170,17 +172,38 @@ class ProcedureMonitor:
     def start(self) -> ProcedureMonitor:
         """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results.
 
-        With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay deterministic.
+        A steward has one monitor: a monitor attached before (the automatic one) is detached
+        first. With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay
+        deterministic.
         """
+        previous = self.steward.monitor
+        if previous is not None and previous is not self:
+            previous.detach()
+        self.steward.monitor = None
         if not monitor_enabled():
             logger.info("procedure monitor disabled by STEWARD_MONITOR_ENABLED=0")
             return self
         install_log_redaction()
-        self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
+        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
         self.session.judge = self.judge
         if self.rider:
             self._wrap_tool_results()
+        self.steward.monitor = self
         return self
+
+    def detach(self) -> None:
+        """Stop watching: unsubscribe, stop judging and riding, cancel background work."""
+        if self._sub is not None:
+            self.steward.relay.bus.unsubscribe(self._sub)
+            self._sub = None
+        if self.session.judge == self.judge:
+            self.session.judge = None
+        if self.take_rider in self.session.result_riders:
+            self.session.result_riders.remove(self.take_rider)
+        for task in list(self._tasks):
+            task.cancel()
+        if self.steward.monitor is self:
+            self.steward.monitor = None
 
     @property
     def active(self) -> bool:

@@ -26,8 +26,10 @@ from pipecat_steward.core.redaction import (
     PLACEHOLDER,
     SECURE_PLACEHOLDER,
     Redactor,
+    secret_digits,
     secret_values,
     secrets_in_capture,
+    shaped_secrets,
     spoken_secrets,
 )
 
@@ -86,14 +88,25 @@ class SessionSecrets:
         if self.capturing:
             self._heard = self._heard.adding(secrets_in_capture(text))
             return SECURE_PLACEHOLDER
-        self._heard = self._heard.adding(spoken_secrets(text))
+        self._heard = self._heard.adding(self._unknown(text))
         return self.redact(text)
 
     def redact(self, text: str) -> str:
-        """``text`` with every known secret (and any value named as a credential) replaced."""
-        spoken = spoken_secrets(text)
+        """``text`` with every secret replaced: known values and unknown ones by their shape.
+
+        Known: the sensitive variables' live values and what was heard in a secure capture.
+        Unknown: values named as a credential, and digit runs shaped like a secret (a
+        Luhn-valid card number, or at least as many digits as the shortest sensitive number).
+        """
+        unknown = self._unknown(text)
         redactor = self.redactor
-        return (redactor.adding(spoken) if spoken else redactor).redact(text)
+        return (redactor.adding(unknown) if unknown else redactor).redact(text)
+
+    def _unknown(self, text: str) -> frozenset[str]:
+        """Secrets in ``text`` recognised by what names them or by their shape."""
+        session = self._session()
+        digits = secret_digits(session.agent.variables, session.state.variables) if session else None
+        return spoken_secrets(text) | shaped_secrets(text, digits)
 
 
 _BOOK: weakref.WeakKeyDictionary[StewardSession, SessionSecrets] = weakref.WeakKeyDictionary()

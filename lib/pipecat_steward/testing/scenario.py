@@ -19,6 +19,7 @@ from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import Action
 
 __all__ = [
@@ -153,7 +154,9 @@ def before_turn(session: StewardSession, turn: ScenarioTurn) -> None:
 def turn_record(session: StewardSession, user: str) -> TurnRecord:
     """The session's record of the caller turn that said ``user``."""
     turns = session.turns
-    return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+    if turns and (turns[-1].user == user or (session.heard == user and turns[-1].user)):
+        return turns[-1]
+    return TurnRecord(session.secrets.redact(user))
 
 
 class HasSession(Protocol):
@@ -169,6 +172,10 @@ def trace_turn(
     """The JSON trace of one caller turn."""
     if not isinstance(session, StewardSession):
         session = session.session
+    return redact_tree(_trace(number, session, record), session.secrets.redact)
+
+
+def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str, Any]:
     state = session.state
     actions = record.actions
     llm_actions = [a for a in actions if not a.preempt and not a.calls]
