@@ -33,13 +33,15 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _cascaded(folder: Path = CLINIC, **kwargs: Any) -> Steward:
     steward = Steward.from_folder(folder, **kwargs)
-    steward.attach(OpenAILLMService(api_key="sk-test-dummy"))
+    llm: Any = OpenAILLMService(api_key="sk-test-dummy")
+    steward.attach(llm)
     return steward
 
 
 def _realtime() -> StewardS2S:
     steward = StewardS2S.from_folder(CLINIC)
-    steward.attach_s2s(OpenAIRealtimeLLMService(api_key="sk-test-dummy"))
+    llm: Any = OpenAIRealtimeLLMService(api_key="sk-test-dummy")
+    steward.attach_s2s(llm)
     return steward
 
 

@@ -54,6 +54,14 @@ CANARIES = {
     "ssn": re.compile(r"0\D{0,3}7\D{0,3}8\D{0,3}0\D{0,3}5\D{0,3}1\D{0,3}1\D{0,3}2\D{0,3}0"),
     "password": re.compile(r"tr0ub4dor", re.I),
 }  # fmt: skip
+UNKNOWN_CARD = "5555 5555 5555 4444"  # Luhn-valid, never written by the host
+UNKNOWN_SSN = "219-09-9999"  # said before the host writes member_ssn
+UNKNOWN = {
+    "card": re.compile(r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}"
+                       r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}4\D{0,3}4\D{0,3}4\D{0,3}4"),
+    "ssn": re.compile(r"2\D{0,3}1\D{0,3}9\D{0,3}0\D{0,3}9\D{0,3}9\D{0,3}9\D{0,3}9\D{0,3}9"),
+    "capture": re.compile(r"blue giraffe", re.I),
+}  # fmt: skip
 ECHO_TOOLS = '''
 
 def verify_member(ssn: str) -> dict[str, Any]:
@@ -77,7 +85,8 @@ def clinic_with_secrets(folder: Path) -> Path:
     shutil.copytree(CLINIC, folder)
     config: dict[str, Any] = yaml.safe_load((folder / "agent.yaml").read_text())
     config["variables"] += [
-        {"name": "member_ssn", "type": "string", "sensitive": True, "description": "The SSN."},
+        {"name": "member_ssn", "type": "string", "sensitive": True, "description": "The SSN.",
+         "digits": 9},
         {"name": "card_number", "type": "string", "sensitive": True},
         {"name": "portal_password", "type": "string", "sensitive": True},
     ]
@@ -95,8 +104,8 @@ class Scan:
     traces: list[str]
 
 
-def hits(texts: list[str]) -> dict[str, int]:
-    return {name: sum(bool(rx.search(t)) for t in texts) for name, rx in CANARIES.items()}
+def hits(texts: list[str], canaries: dict[str, re.Pattern[str]] = CANARIES) -> dict[str, int]:
+    return {name: sum(bool(rx.search(t)) for t in texts) for name, rx in canaries.items()}
 
 
 @asynccontextmanager
@@ -191,3 +200,112 @@ async def test_no_canary_reaches_any_channel(tmp_path: Path, caplog: pytest.LogC
     found = {channel: hits(texts) for channel, texts in dataclasses.asdict(scan).items()}
     assert found == dict.fromkeys(found, {"card": 0, "ssn": 0, "password": 0})
     assert any("[secure capture: redacted]" in b for b in scan.bodies)
+
+
+def records(steward: Steward) -> list[str]:
+    """The session's turn records and their traces (what ``steward simulate`` prints)."""
+    from pipecat_steward.testing.scenario import trace_turn
+
+    session = steward.session
+    made = [json.dumps(dataclasses.asdict(t), default=str) for t in session.turns]
+    return made + [json.dumps(trace_turn(n, session, t)) for n, t in enumerate(session.turns)]
+
+
+async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Scan:
+    """Secrets said outside a capture before the host writes them, and a captured passphrase."""
+    oracle = VerdictOracle()
+
+    def answer(request: SLMRequest) -> Answer:
+        return null_object(request) if request.kind == "extraction" else oracle(request)
+
+    agent = load_agent(clinic_with_secrets(tmp_path / "clinic"))
+    queue: list[Any] = []
+
+    def model(_: ContextSnapshot) -> Any:
+        return queue.pop(0) if queue else ()
+
+    ledger = MemoryLedger()
+    async with captured_logs(caplog) as logs, ScriptedSLM(answer=answer) as slm:
+        steward = Steward(agent, supervise=False)
+        pre = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot")
+        steward.session.host_write({done_name(s): True for s in pre} | {"copay_amount": 40})
+        llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
+        steward.attach(llm)
+        async with SLMClient(ledger=ledger) as client:
+            monitor = attach_monitor(steward, llm, client, slm.stage())
+            extractor = attach_extractor(steward, client, slm.stage())
+            async with TextPipeline(llm, observers=steward.observers) as pipeline:
+
+                async def turn(user: str, *steps: Any) -> None:
+                    queue[:] = list(steps)
+                    await pipeline.say(user)
+                    await pipeline.settle()
+                    await steward.relay.bus.drain()
+                    await monitor.drain()
+                    await extractor.drain()
+
+                session = steward.session
+                await turn(f"Hi it's Ada Lovelace, the number on my file is {UNKNOWN_SSN}",
+                           Say("Thanks Ada."))  # fmt: skip
+                await turn(f"Just charge {UNKNOWN_CARD} for the copay",
+                           Say("I can take the payment now."))  # fmt: skip
+                session.host_write({"secure_capture_active": True})
+                await turn("blue giraffe seventeen", Say("Got it."))
+                session.host_write({"secure_capture_active": False})
+                oracle.truth.add("ask_copay")
+                await turn("Yes, charge the $40 copay now",
+                           Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
+                           Say("Charged."))  # fmt: skip
+                session.host_write({"member_ssn": UNKNOWN_SSN})  # the host learns it only now
+                await turn("Thanks, what's next?", Say("I'll send the visit summary."))
+            await monitor.aclose()
+        kinds = {r.kind for r in slm.requests}
+        traces = [json.dumps(monitor.stats.__dict__, default=str),
+                  json.dumps(extractor.stats.__dict__, default=str), *records(steward)]
+    assert kinds == {"adherence", "extraction"}, kinds
+    return Scan(
+        bodies=[json.dumps(r.body) for r in slm.requests],
+        ledger=[json.dumps(dataclasses.asdict(e)) for e in ledger.events],
+        logs=logs,
+        traces=traces,
+    )
+
+
+async def test_a_secret_said_before_it_is_known_reaches_no_channel(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    scan = await call_with_unknown_secrets(tmp_path, caplog)
+    assert len(scan.bodies) >= 4 and scan.ledger and scan.logs and scan.traces
+    assert any("Ada Lovelace" in b for b in scan.bodies)  # the utterances were sent, redacted
+    found = {channel: hits(texts, UNKNOWN) for channel, texts in dataclasses.asdict(scan).items()}
+    assert found == dict.fromkeys(found, {"card": 0, "ssn": 0, "capture": 0})
+    assert any("[secure capture: redacted]" in t for t in scan.traces)
+
+
+async def test_turn_records_and_traces_keep_no_canary(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = load_agent(clinic_with_secrets(tmp_path / "clinic"))
+    steward = Steward(agent, supervise=False)  # no monitor at all: records are still redacted
+    queue: list[Any] = []
+    llm = ScriptedLLM([FunctionStep(lambda _: queue.pop(0) if queue else ()) for _ in range(20)])
+    steward.attach(llm)
+    async with TextPipeline(llm, observers=steward.observers) as pipeline:
+
+        async def turn(user: str, *steps: Any) -> None:
+            queue[:] = list(steps)
+            await pipeline.say(user)
+            await pipeline.settle()
+
+        session = steward.session
+        session.host_write({"member_ssn": SSN})
+        await turn(f"my social is {SSN}", Call("verify_member", {"ssn": SSN}), Say(f"{SSN} verified."))
+        session.host_write({"secure_capture_active": True})
+        await turn(CARD, Say("Got it."))
+        session.host_write({"secure_capture_active": False})
+        await turn("keep it on file", Call("store_card", {"card_number": CARD}), Say(f"Card {CARD} stored."))
+        await turn(f"password is {PASSWORD}", Call("reset_portal", {"password": PASSWORD}), Say("Set."))
+    texts = records(steward)
+    assert any("verify_member" in t for t in texts) and any("store_card" in t for t in texts)
+    assert hits(texts) == {"card": 0, "ssn": 0, "password": 0}
+    assert sum("[secure capture: redacted]" in t for t in texts) >= 2

@@ -14,8 +14,11 @@ from pipecat_steward.cli.main import main
 from pipecat_steward.core.redaction import (
     PLACEHOLDER,
     Redactor,
+    luhn,
+    secret_digits,
     secret_values,
     secrets_in_capture,
+    shaped_secrets,
     spoken_secrets,
 )
 from pipecat_steward.core.variables import VariableSpec
@@ -79,3 +82,49 @@ def test_a_sensitive_variable_marked_for_extraction_is_a_validation_error(
     }))  # fmt: skip
     assert main(["validate", str(folder)]) == 1
     assert "variables[0]" in capsys.readouterr().out
+
+
+def _with_luhn(body: str) -> str:
+    for check in "0123456789":
+        if luhn(body + check):
+            return body + check
+    raise AssertionError("unreachable")
+
+
+@given(
+    st.text("0123456789", min_size=12, max_size=18).map(_with_luhn),
+    st.lists(st.sampled_from([" ", "-", "", "  "]), min_size=20, max_size=20),
+)
+def test_a_card_number_in_any_grouping_is_found_by_its_shape(card: str, seps: list[str]) -> None:
+    spaced = "".join(d + seps[i] for i, d in enumerate(card)).strip(" -")
+    text = f"sure, charge {spaced} please"
+    found = shaped_secrets(text)
+    assert found and all(s in text for s in found)
+    redacted = Redactor.of(found).redact(text)
+    assert "".join(c for c in redacted if c.isdigit()) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "min_digits", "found"),
+    [
+        ("card 4111 1111 1111 1111 exp 12 25", None, {"4111 1111 1111 1111"}),
+        ("card 4111 1111 1111 1112", None, set()),  # fails the Luhn check
+        ("ssn 219-09-9999 born 1990-12-10", 9, {"219-09-9999"}),
+        ("ssn 219-09-9999", None, set()),  # no sensitive number declared or seen
+        ("$40.00 for pat-1815 at 10 30", 9, set()),
+        ("pin 4412", 4, {"4412"}),
+    ],
+)
+def test_digit_runs_are_secrets_by_shape(text: str, min_digits: int | None, found: set[str]) -> None:
+    assert shaped_secrets(text, min_digits) == found
+
+
+def test_the_secret_length_is_declared_or_seen() -> None:
+    specs = [
+        VariableSpec(name="ssn", sensitive=True, digits=9),
+        VariableSpec(name="pin", sensitive=True),
+        VariableSpec(name="phone"),
+    ]
+    assert secret_digits(specs, {}) == 9
+    assert secret_digits(specs, {"pin": "4412", "phone": "555"}) == 4
+    assert secret_digits(specs[1:], {"pin": "hunter2"}) is None

@@ -28,6 +28,7 @@ from pipecat_steward.core.procedures import (
     Veto,
     resolve_timeout,
 )
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import (
     Action,
     Chooser,
@@ -37,7 +38,6 @@ from pipecat_steward.core.slots import (
     step,
 )
 from pipecat_steward.core.state import SessionState
-from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.variables import coerce
 
 if TYPE_CHECKING:

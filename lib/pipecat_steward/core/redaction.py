@@ -24,6 +24,7 @@ __all__ = [
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
     "Redactor",
+    "luhn",
     "redact_tree",
     "secret_values",
     "secret_digits",
