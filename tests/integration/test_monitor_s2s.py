@@ -205,3 +205,80 @@ async def test_clinic_scenarios_pass_with_the_monitor_on_nova_sonic() -> None:
         calls += monitor.stats.slm_calls
     assert problems == []
     assert calls >= 2
+
+
+@dataclass
+class Playout:
+    """When a completion claim's verdict arrived against the end of the bot's playout."""
+
+    verdict_s: float  # from the caller's transcript to the verdict
+    stopped_s: float  # from the caller's transcript to the bot's last audio
+
+    @property
+    def lead_s(self) -> float:
+        return self.stopped_s - self.verdict_s
+
+
+async def realtime_playout(latency: float, secs_per_word: float = 0.2) -> Playout:
+    """One claim on the OpenAI Realtime fake, audio played in real time, SLM ``latency``."""
+    import time
+
+    from pipecat_steward.pipecat.events import BotStoppedSpeaking, SessionEvent
+    from pipecat_steward.pipecat.s2s import StewardS2S
+    from pipecat_steward.testing.pipeline import TextPipeline
+    from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
+    from pipecat_steward.testing.simulate_s2s import (
+        ObedientRealtimeModel,
+        RealtimeRun,
+        realtime_service,
+    )
+
+    agent = load_agent(CLINIC)
+    steward = StewardS2S(agent, supervise=False)
+    marks: dict[str, float] = {}
+
+    def on_event(event: SessionEvent) -> None:
+        if isinstance(event, BotStoppedSpeaking):
+            marks["stopped"] = time.monotonic()
+
+    answer = adherence_only(lambda _: verdict())
+    chunks = round(secs_per_word / 0.02)  # the fake sends 20 ms audio chunks
+    async with RealtimeServer(chunks_per_word=chunks) as fake, ScriptedSLM(
+        answer=answer, latency=latency
+    ) as slm:
+        llm: Any = realtime_service(fake, agent.prompt)
+        steward.attach_s2s(llm)
+        async with SLMClient() as client:
+            monitor = attach_monitor(steward, llm, client, slm.stage())
+
+            def on_verdict(*_: Any) -> None:
+                marks.setdefault("verdict", time.monotonic())
+
+            monitor.on_verdict = on_verdict
+            steward.relay.bus.subscribe(on_event, name="playout")
+            pipe = TextPipeline(llm, observers=steward.observers, speech_to_speech=True,
+                                secs_per_word=secs_per_word)  # fmt: skip
+            async with pipe:
+                await fake.wait_for(lambda e: e.get("type") == "session.update")
+                await pipe.settle()
+                run = RealtimeRun(steward, fake, ObedientRealtimeModel(fake), pipe)
+                claim = "Good news, your appointment is confirmed for July fourteenth at nine thirty."
+                start = time.monotonic()
+                await run.turn("Hi, it's Ada", [Say(claim)])  # ten words of audio
+                await monitor.drain()
+                await steward.relay.bus.drain()
+            await monitor.aclose()
+    return Playout(marks["verdict"] - start, marks["stopped"] - start)
+
+
+def adherence_only(fn: Any) -> Any:
+    def answer(request: SLMRequest) -> Answer:
+        return fn(request) if request.kind == "adherence" else null_object(request)
+
+    return answer
+
+
+async def test_a_verdict_arrives_during_playout_on_openai_realtime() -> None:
+    """0.8 s of SLM latency against 2 s of Realtime audio: the verdict lands before playout ends."""
+    measured = await realtime_playout(latency=0.8)
+    assert measured.verdict_s < measured.stopped_s, measured

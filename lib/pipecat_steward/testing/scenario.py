@@ -35,6 +35,7 @@ __all__ = [
     "load_scenario",
     "scripted_backend",
     "trace_turn",
+    "heard_record",
     "turn_record",
 ]
 
@@ -152,11 +153,16 @@ def before_turn(session: StewardSession, turn: ScenarioTurn) -> None:
 
 
 def turn_record(session: StewardSession, user: str) -> TurnRecord:
-    """The session's record of the caller turn that said ``user``."""
+    """The session's record of the caller turn that said ``user`` (an empty one if none)."""
+    return heard_record(session, user) or TurnRecord(session.secrets.redact(user))
+
+
+def heard_record(session: StewardSession, user: str) -> TurnRecord | None:
+    """The latest turn record when it is the caller turn that said ``user`` (records redact)."""
     turns = session.turns
     if turns and (turns[-1].user == user or (session.heard == user and turns[-1].user)):
         return turns[-1]
-    return TurnRecord(session.secrets.redact(user))
+    return None
 
 
 class HasSession(Protocol):

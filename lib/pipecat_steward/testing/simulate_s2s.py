@@ -29,8 +29,10 @@ from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
     before_turn,
+    heard_record,
     scripted_backend,
     trace_turn,
+    turn_record,
 )
 from pipecat_steward.testing.script import Call, Say, Step
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
@@ -128,13 +130,12 @@ class RealtimeRun:
         await self.fake.user_says(user)
         await self._heard(user)
         await _settle(self.pipeline, self.steward, self.fake)
-        turns = self.steward.session.turns
-        return turns[-1] if turns and turns[-1].user == user else TurnRecord(user)
+        return turn_record(self.steward.session, user)
 
     async def _heard(self, user: str, timeout: float = 5.0) -> None:
         """Wait until the steward took the caller's transcript in (a new turn record)."""
         async with asyncio.timeout(timeout):
-            while not (self.steward.session.turns and self.steward.session.turns[-1].user == user):
+            while heard_record(self.steward.session, user) is None:
                 await asyncio.sleep(0.01)
 
 
