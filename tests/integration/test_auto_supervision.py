@@ -100,6 +100,7 @@ async def test_a_monitor_attached_by_hand_replaces_the_automatic_one(key: None) 
         assert _subscribers(steward, "procedure-monitor") == 1
         assert _subscribers(steward, "entity-extractor") == 1
         assert steward.session.result_riders == [explicit.take_rider]
+        assert steward.supervision is None  # the automatic pair is gone, not half-kept
         await explicit.aclose()
 
 

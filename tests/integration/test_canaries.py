@@ -233,6 +233,8 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
         steward.attach(llm)
         async with SLMClient(ledger=ledger) as client:
             monitor = attach_monitor(steward, llm, client, slm.stage())
+            reasons: set[str] = set()
+            monitor.on_verdict = lambda request, _: reasons.add(str(request.reason))
             extractor = attach_extractor(steward, client, slm.stage())
             async with TextPipeline(llm, observers=steward.observers) as pipeline:
 
@@ -262,7 +264,10 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
         kinds = {r.kind for r in slm.requests}
         traces = [json.dumps(monitor.stats.__dict__, default=str),
                   json.dumps(extractor.stats.__dict__, default=str), *records(steward)]
+        gates = [g for t in steward.session.turns for g in t.gates]
     assert kinds == {"adherence", "extraction"}, kinds
+    assert "judge_step" in reasons, reasons  # a gate judge call was made
+    assert gates == [{"tool": "collect_payment", "decision": "allow"}]
     return Scan(
         bodies=[json.dumps(r.body) for r in slm.requests],
         ledger=[json.dumps(dataclasses.asdict(e)) for e in ledger.events],

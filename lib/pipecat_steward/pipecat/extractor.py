@@ -118,6 +118,9 @@ class EntityExtractor:
             self._task.cancel()
         if self.steward.extractor is self:
             self.steward.extractor = None
+        held = self.steward.supervision
+        if held is not None and held.extractor is self:
+            self.steward.supervision = None  # what attach_supervision attached is gone
 
     async def drain(self) -> None:
         """Wait until no extraction is running or pending."""

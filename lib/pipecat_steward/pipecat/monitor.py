@@ -204,6 +204,9 @@ class ProcedureMonitor:
             task.cancel()
         if self.steward.monitor is self:
             self.steward.monitor = None
+        held = self.steward.supervision
+        if held is not None and held.monitor is self:
+            self.steward.supervision = None  # what attach_supervision attached is gone
 
     @property
     def active(self) -> bool:

@@ -143,7 +143,7 @@ def attach_supervision(
         logger.info(f"{KILL_SWITCH}=0: no monitor and no extractor; gates stay deterministic")
         detach_supervision(steward)
         return None
-    if steward.supervision is not None and stage is None and client is None:
+    if steward.supervision is not None and stage is None and client is None and not monitor:
         return steward.supervision  # already attached: attaching is idempotent
     if not (wants_monitor or wants_extractor):
         return None
