@@ -314,3 +314,22 @@ async def test_turn_records_and_traces_keep_no_canary(
     assert any("verify_member" in t for t in texts) and any("store_card" in t for t in texts)
     assert hits(texts) == {"card": 0, "ssn": 0, "password": 0}
     assert sum("[secure capture: redacted]" in t for t in texts) >= 2
+
+
+@pytest.mark.parametrize("monitor", [[], ["--monitor"]], ids=["plain", "monitor"])
+def test_steward_simulate_prints_no_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monitor: list[str]
+) -> None:
+    from pipecat_steward.cli.main import main
+
+    scenario = tmp_path / "secrets.yaml"
+    scenario.write_text(yaml.safe_dump({"name": "secrets", "turns": [
+        {"user": "Hi, it's Ada Lovelace"},
+        {"user": CARD, "variables": {"secure_capture_active": True}},
+        {"user": f"just charge {UNKNOWN_CARD} instead", "variables": {"secure_capture_active": False}},
+    ]}))  # fmt: skip
+    assert main(["simulate", *monitor, str(CLINIC), str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert "[2] caller: [secure capture: redacted]" in out
+    assert hits([out]) == {"card": 0, "ssn": 0, "password": 0}
+    assert hits([out], UNKNOWN)["card"] == 0
