@@ -32,7 +32,7 @@ SPECS = (
     VariableSpec(
         name="plan", type="enum", values=("basic", "pro"), extraction=True, description="Plan tier."
     ),  # fmt: skip
-    VariableSpec(name="card_number", extraction=True, sensitive=True, description="Card."),
+    VariableSpec(name="card_number", sensitive=True, description="Card."),
     VariableSpec(name="auth_status", extraction=True, linked=True, description="Set by host."),
     VariableSpec(name="notes", extraction=True),  # no description
 )

@@ -138,7 +138,8 @@ def test_steward_validate_prints_every_issue_and_fails_on_errors(
 
 
 def test_steward_validate_reads_tool_names_from_tools_py(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    agent = write_agent(tmp_path / "ok", {"prompt": GATED, "procedure": {"steps": [PAY]}})
+    asked = {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}}
+    agent = write_agent(tmp_path / "ok", {"prompt": GATED, "procedure": {"steps": [asked, PAY]}})
     (agent / "tools.py").write_text("def collect_payment(amount):\n    return {}\n\ndef _private():\n    pass\n")
     assert main(["validate", str(agent)]) == 0
     (agent / "tools.py").write_text("def refund():\n    return {}\n")
@@ -149,3 +150,18 @@ def test_steward_validate_reads_tool_names_from_tools_py(tmp_path: Path, capsys:
 def test_steward_validate_without_agent_yaml_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(tmp_path)]) == 2
     assert "agent.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mode", "code"), [("closed", 1), ("open", 0)])
+def test_a_closed_judge_prerequisite_without_a_logic_slm_fails_preflight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, code: int
+) -> None:
+    pay = {**PAY, "irreversible_fail_mode": mode}
+    agent = write_agent(tmp_path / mode, {"prompt": GATED, "procedure": {"steps": [pay]},
+                                          "tools": ["collect_payment"]})  # fmt: skip
+    (agent / "tools.py").write_text("def collect_payment(amount):\n    return {}\n")
+    assert main(["validate", str(agent)]) == code
+    out = capsys.readouterr().out
+    assert ("error: procedure.steps[0]: irreversible step 'pay' (fail mode closed) waits on "
+            "judge step(s) 'ask'" in out) is (mode == "closed")  # fmt: skip
+    assert "warning: aux.logic_slm: no logic_slm stage resolves" in out

@@ -95,3 +95,19 @@ def test_with_a_self_hosted_llm_and_openai_speech_the_pipeline_builds():
         "OpenAITTSService",
     ]
     assert str(llm._client.base_url) == "http://127.0.0.1:8080/v1/"
+
+
+def test_the_clinic_rehearses_with_its_monitor_and_extractor_attached():
+    env = {"OPENAI_API_KEY": "sk-dummy", "DEEPGRAM_API_KEY": "dg", "CARTESIA_API_KEY": "ca"}
+    built = rehearse.build_rehearsal(BOTS / "clinic", _transport(), env)
+    supervision = built.supervision
+    assert supervision is not None and supervision.monitor is not None
+    assert supervision.extractor is not None
+    assert built.steward.session.judge == supervision.monitor.judge  # judge steps can complete
+
+
+def test_the_kill_switch_rehearses_with_deterministic_gates_only():
+    env = {"OPENAI_API_KEY": "sk-dummy", "DEEPGRAM_API_KEY": "dg", "CARTESIA_API_KEY": "ca",
+           "STEWARD_MONITOR_ENABLED": "0"}  # fmt: skip
+    built = rehearse.build_rehearsal(BOTS / "clinic", _transport(), env)
+    assert built.supervision is None and built.steward.session.judge is None

@@ -65,7 +65,8 @@ class _PolicyHost:
             if call.name in action.visible_tools:
                 self.session.tool_call(call.name, call.args)
             else:
-                self.session.turn.llm_calls.append(Call(call.name, dict(call.args), "refused"))
+                refused = Call(call.name, dict(call.args), "refused")
+                self.session.turn.llm_calls.append(self.session.recorded(refused))
         if inference.say:
             await self.speak(inference.say, "llm")
         if inference.calls:

@@ -13,7 +13,7 @@ import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from loguru import logger
 
@@ -40,6 +40,7 @@ from pipecat_steward.core.procedures import (
     Veto,
     resolve_timeout,
 )
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import (
     Action,
     Chooser,
@@ -55,6 +56,9 @@ from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 from pipecat_steward.storage.checkpoints import VersionConflict
+
+if TYPE_CHECKING:
+    from pipecat_steward.pipecat.redaction import SessionSecrets
 
 __all__ = ["CONFLICT_DIRECTIVE", "ConflictListener", "Judge", "StewardSession"]
 
@@ -103,6 +107,8 @@ class StewardSession:
         self.conflict_listeners: list[ConflictListener] = []
         self.turns_done = 0
         self.script = ""
+        self.heard = ""
+        """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
         self.result_riders: list[Callable[[], str | None]] = []
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
@@ -142,7 +148,8 @@ class StewardSession:
         """
         user_text = user_text.strip()
         if user_text and not speculative:
-            self.turns.append(TurnRecord(user_text))
+            self.heard = user_text  # the engine reads the clear words; the record does not keep them
+            self.turns.append(TurnRecord(self.secrets.hear(user_text)))
         if self.conflict is not None:
             return self.held(speculative=speculative)
         result = step(
@@ -155,7 +162,7 @@ class StewardSession:
             first_turn=first_turn,
         )
         action = answer_questions_first(
-            result.action, self.turn.user if not speculative else user_text
+            result.action, self.heard if not speculative else user_text
         )
         if not speculative:
             escalated = result.state.status == "escalated" != self.state.status
@@ -185,7 +192,7 @@ class StewardSession:
         else:
             done = Call(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
         self._sync()
-        self.turn.fired.append(done)
+        self.turn.fired.append(self.recorded(done))
         await self.save()
         return done
 
@@ -256,7 +263,7 @@ class StewardSession:
     def _refuse_stale(self, name: str, args: Mapping[str, Any], into: list[Call]) -> Call:
         reply = {"error": True, "error_code": "steward_conflict", "directive": CONFLICT_DIRECTIVE}
         call = Call(name, dict(args), "refused", reply)
-        into.append(call)
+        into.append(self.recorded(call))
         return call
 
     def payload_problem(self, data: Mapping[str, Any]) -> str | None:
@@ -359,14 +366,14 @@ class StewardSession:
                 self.agent.tools,
                 name,
                 args,
-                user_text=self.turn.user,
+                user_text=self.heard,
                 check_visible=False,
             )
             self.state = routed.state
             self._sync()
             self._note_failure(name, routed.reply)
             call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
-        self.turn.llm_calls.append(call)
+        self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def agent_tool_call(
@@ -386,7 +393,7 @@ class StewardSession:
             note = self._tool_result(name, result, call_id)
             reply = self._ride({**result, **({"steward_note": note} if note else {})})
             call = Call(name, dict(args), "error" if result.get("error") else "ok", reply)
-        self.turn.llm_calls.append(call)
+        self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def _gate(self, tool: str) -> Allow | Veto:
@@ -405,17 +412,21 @@ class StewardSession:
     async def _await_judge(self, pending: AwaitJudge) -> Allow | Veto:
         timeout = pending.timeout_s if self.gate_timeout_s is None else self.gate_timeout_s
         verdict = None
+        cause = "monitor_unavailable" if self.judge is None else "judge_timeout"
         if self.judge is not None:
             try:
                 verdict = await asyncio.wait_for(self.judge(pending), timeout)
-            except Exception:
+            except TimeoutError:
                 verdict = None
+            except Exception:  # the judge itself failed (its model is down or answered garbage)
+                verdict, cause = None, "monitor_unavailable"
         if verdict is not None and self.supervisor is not None:
             self._set_variables(self.supervisor.verdict(self.state.variables, verdict))
             again = self.supervisor.gate(self.state.variables, pending.tool)
             if not isinstance(again, AwaitJudge):
                 return again
-        return resolve_timeout(pending)
+            cause = "prerequisites"  # the judge answered: the steps are really still open
+        return resolve_timeout(pending, cause)
 
     def _record_gate(self, decision: Allow | Veto) -> None:
         entry: dict[str, Any] = {"tool": decision.tool, "decision": type(decision).__name__.lower()}
@@ -506,7 +517,19 @@ class StewardSession:
 
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
-        self.turn.bot.append(BotUtterance(text, source))
+        self.turn.bot.append(BotUtterance(self.secrets.redact(text), source))
+
+    @property
+    def secrets(self) -> SessionSecrets:
+        """What must not appear in clear in this session's records (see ``redact``)."""
+        from pipecat_steward.pipecat.redaction import secrets_for
+
+        return secrets_for(self)
+
+    def recorded(self, call: Call) -> Call:
+        """``call`` as a turn record keeps it: secrets in its arguments and result redacted."""
+        redact = self.secrets.redact
+        return Call(call.name, redact_tree(call.args, redact), call.outcome, redact_tree(call.result, redact))
 
 
 async def _awaited(result: Awaitable[Any]) -> Any:

@@ -153,7 +153,7 @@ class TransactionSession(StewardSession):
             call = Call(name, dict(args), "refused", reply)
         else:
             call = self._collect(name, args)
-        self.turn.llm_calls.append(call)
+        self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def run_call(self, call: ToolCall) -> Call:
@@ -171,7 +171,7 @@ class TransactionSession(StewardSession):
             key = str(call.args.get("idempotency_key"))
             self.tstate = record_result(self.tstate, key=key, ok=ok, result=result, at=self.clock())
         done = Call(call.name, dict(call.args), "ok" if ok else "error", result)
-        self.turn.fired.append(done)
+        self.turn.fired.append(self.recorded(done))
         await self.save()
         return done
 

@@ -99,11 +99,14 @@ class Rehearsal:
         worker: The pipeline worker (give it to a ``WorkerRunner``).
         steward: The agent's steward, attached to the LLM.
         services: The speech-to-text, LLM and text-to-speech services, by role.
+        supervision: The monitor and extractor attached for the call (None when the agent
+            needs neither, no logic_slm resolves, or ``STEWARD_MONITOR_ENABLED=0``).
     """
 
     worker: Any
     steward: Any
     services: dict[str, Any]
+    supervision: Any = None
 
 
 def _llm(env: Mapping[str, str]) -> Any:
@@ -156,10 +159,12 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     )
 
     from pipecat_steward.pipecat.steward import Steward
+    from pipecat_steward.pipecat.supervise import attach_supervision
 
     services = {"stt": _stt(env), "llm": _llm(env), "tts": _tts(env)}
     steward = Steward.from_folder(agent_dir)
     steward.attach(services["llm"])
+    supervision = attach_supervision(steward, services["llm"], env=env)
     params = LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
     user, assistant = LLMContextAggregatorPair(LLMContext(), user_params=params)
     stages = [transport.input(), services["stt"], user, services["llm"], services["tts"]]
@@ -167,7 +172,7 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     worker = PipelineWorker(
         pipeline, params=PipelineParams(enable_metrics=True), observers=steward.observers
     )
-    return Rehearsal(worker, steward, services)
+    return Rehearsal(worker, steward, services, supervision)
 
 
 def _bot(agent_dir: Path) -> Any:

@@ -50,6 +50,8 @@ class VariableSpec(BaseModel):
         sensitive: Never sent to a model and never logged in clear.
         description: What the variable means; required for extraction.
         extraction: Whether the per-turn extractor proposes values for it.
+        digits: For a sensitive number (an SSN, an account number, a PIN): how many digits
+            it has, so a caller saying one before its value is known is still redacted.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -61,11 +63,17 @@ class VariableSpec(BaseModel):
     sensitive: bool = False
     description: str = ""
     extraction: bool = False
+    digits: int | None = Field(default=None, ge=3, le=64)
 
     @model_validator(mode="after")
     def _check_enum(self) -> VariableSpec:
         if self.type == "enum" and not self.values:
             raise ValueError(f"enum variable {self.name!r} needs `values`; add the allowed values")
+        if self.sensitive and self.extraction:
+            raise ValueError(
+                f"variable {self.name!r} is sensitive and has `extraction: true`, but a sensitive "
+                "value is never sent to the extractor; remove `extraction` (or `sensitive`)"
+            )
         return self
 
 

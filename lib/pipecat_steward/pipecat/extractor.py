@@ -31,15 +31,17 @@ from pipecat_steward.core.extraction import (
     skip_reason,
 )
 from pipecat_steward.core.procedures import current_step
-from pipecat_steward.pipecat.events import SessionEvent, UserTranscript
+from pipecat_steward.pipecat.events import SessionEvent, Subscription, UserTranscript
+from pipecat_steward.pipecat.redaction import (
+    SECURE_CAPTURE_VARIABLE,
+    install_log_redaction,
+    secrets_for,
+)
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["SECURE_CAPTURE_VARIABLE", "EntityExtractor", "ExtractorStats", "attach_extractor"]
-
-SECURE_CAPTURE_VARIABLE = "secure_capture_active"
-"""The blackboard flag the default secure-capture check reads (set it while a keypad or card
-capture owns the caller's input)."""
 
 
 @dataclass
@@ -78,21 +80,47 @@ class EntityExtractor:
         self.client = client
         self.stage = stage
         self.timeout = timeout
-        self.secure_capture = secure_capture or self._flag
+        self.secrets = secrets_for(self.session)
+        if secure_capture is not None:
+            self.secrets.capture_check = secure_capture
+        self.secure_capture = self.secrets.capture_check
         self.stats = ExtractorStats()
         self.caller: list[str] = []
         self.turn = 0
         self._pending = False
         self._task: asyncio.Task[None] | None = None
+        self._sub: Subscription | None = None
         self._instruction = stage.prompts.get("extraction") or DEFAULT_PROMPTS["extraction"]
 
     def start(self) -> EntityExtractor:
-        """Subscribe to the relay bus."""
-        self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
+        """Subscribe to the relay bus (not with ``STEWARD_MONITOR_ENABLED=0``).
+
+        A steward has one extractor: one attached before (the automatic one) is detached.
+        """
+        previous = self.steward.extractor
+        if previous is not None and previous is not self:
+            previous.detach()
+        self.steward.extractor = None
+        if not monitor_enabled():
+            logger.info("entity extractor disabled by STEWARD_MONITOR_ENABLED=0")
+            return self
+        install_log_redaction()
+        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
+        self.steward.extractor = self
         return self
 
-    def _flag(self) -> bool:
-        return bool(self.session.state.variables.get(SECURE_CAPTURE_VARIABLE))
+    def detach(self) -> None:
+        """Stop extracting: unsubscribe and cancel a running extraction."""
+        if self._sub is not None:
+            self.steward.relay.bus.unsubscribe(self._sub)
+            self._sub = None
+        if self._task is not None:
+            self._task.cancel()
+        if self.steward.extractor is self:
+            self.steward.extractor = None
+        held = self.steward.supervision
+        if held is not None and held.extractor is self:
+            self.steward.supervision = None  # what attach_supervision attached is gone
 
     async def drain(self) -> None:
         """Wait until no extraction is running or pending."""
@@ -117,6 +145,7 @@ class EntityExtractor:
     def _on_caller(self, text: str) -> None:
         self.turn += 1
         why = skip_reason(text, secure_capture=self.secure_capture())
+        self.secrets.hear(text)  # during a capture: learn its secrets, never keep the text
         if why is not None:
             self.stats.skipped[why.value] = self.stats.skipped.get(why.value, 0) + 1
             return
@@ -149,14 +178,16 @@ class EntityExtractor:
         context = build_context(self.caller)
         schema = build_schema(specs)
         self.stats.calls += 1
+        redact = self.secrets.redact  # by value: a secret said outside a capture never leaves
         try:
             result = await self.client.complete(
-                self.stage, schema, compose_system(self._instruction, schema),
-                extraction_prompt(specs, context), timeout=self.timeout, scope="extraction",
+                self.stage, schema, redact(compose_system(self._instruction, schema)),
+                redact(extraction_prompt(specs, context)), timeout=self.timeout,
+                scope="extraction",
             )  # fmt: skip
         except Exception as err:
             self.stats.failures += 1
-            logger.warning(f"entity extractor: call failed, failing open: {err}")
+            logger.warning(f"entity extractor: call failed, failing open: {redact(str(err))}")
             return
         self._merge(turn, specs, context, result.value)
 

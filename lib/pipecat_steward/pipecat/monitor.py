@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loguru import logger
@@ -51,12 +51,14 @@ from pipecat_steward.core.monitor import (
     Queue,
     VerdictCache,
     Watchdog,
+    add_application,
     add_tool_result,
     add_utterance,
     add_variable,
     arm_watchdog,
     build_request,
     check_verdict,
+    claim_backed,
     decide_assessment,
     disarm_watchdog,
     fire_watchdog,
@@ -70,7 +72,7 @@ from pipecat_steward.core.monitor import (
 )
 from pipecat_steward.core.procedures import AwaitJudge, Verdict, current_step
 from pipecat_steward.core.procedures.outcome import result_mapping
-from pipecat_steward.pipecat.channels import Channels, channels_for
+from pipecat_steward.pipecat.channels import Channels, LLMKind, channels_for
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     BotStoppedSpeaking,
@@ -78,14 +80,21 @@ from pipecat_steward.pipecat.events import (
     FunctionCallStarted,
     Interruption,
     SessionEvent,
+    Subscription,
     UserStartedSpeaking,
     UserTranscript,
 )
 from pipecat_steward.pipecat.preempt import inject_note
+from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
-__all__ = ["MonitorStats", "ProcedureMonitor", "attach_monitor"]
+__all__ = ["MonitorStats", "MonitorUnavailable", "ProcedureMonitor", "attach_monitor"]
+
+
+class MonitorUnavailable(RuntimeError):
+    """The monitor could not assess (the logic_slm failed): a gate names it as the cause."""
 
 
 @dataclass
@@ -139,6 +148,7 @@ class ProcedureMonitor:
         self.clock = clock
         sensitive = frozenset(v.name for v in steward.agent.variables if v.sensitive)
         self.ledger = EvidenceLedger(excluded=sensitive)
+        self.secrets = secrets_for(self.session)
         self.ladder = LadderState()
         self.watchdog = Watchdog()
         self.exchange = Exchange()
@@ -150,6 +160,7 @@ class ProcedureMonitor:
         self._inflight: dict[Any, asyncio.Task[CheckResult | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._deferred: tuple[Moment, str] | None = None
+        self._sub: Subscription | None = None
         self.on_verdict: Callable[[AssessmentRequest, CheckResult], None] | None = None
         """Called with every fresh checked verdict (traces and tests)."""
         self._system = compose_system(
@@ -159,12 +170,43 @@ class ProcedureMonitor:
     # -- wiring ---------------------------------------------------------------------------
 
     def start(self) -> ProcedureMonitor:
-        """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results."""
-        self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
+        """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results.
+
+        A steward has one monitor: a monitor attached before (the automatic one) is detached
+        first. With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay
+        deterministic.
+        """
+        previous = self.steward.monitor
+        if previous is not None and previous is not self:
+            previous.detach()
+        self.steward.monitor = None
+        if not monitor_enabled():
+            logger.info("procedure monitor disabled by STEWARD_MONITOR_ENABLED=0")
+            return self
+        install_log_redaction()
+        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
         self.session.judge = self.judge
         if self.rider:
             self._wrap_tool_results()
+        self.steward.monitor = self
         return self
+
+    def detach(self) -> None:
+        """Stop watching: unsubscribe, stop judging and riding, cancel background work."""
+        if self._sub is not None:
+            self.steward.relay.bus.unsubscribe(self._sub)
+            self._sub = None
+        if self.session.judge == self.judge:
+            self.session.judge = None
+        if self.take_rider in self.session.result_riders:
+            self.session.result_riders.remove(self.take_rider)
+        for task in list(self._tasks):
+            task.cancel()
+        if self.steward.monitor is self:
+            self.steward.monitor = None
+        held = self.steward.supervision
+        if held is not None and held.monitor is self:
+            self.steward.supervision = None  # what attach_supervision attached is gone
 
     @property
     def active(self) -> bool:
@@ -229,7 +271,7 @@ class ProcedureMonitor:
         self.turn += 1
         self._turn_tools = []
         self.watchdog = disarm_watchdog(self.watchdog)
-        self.ledger = add_utterance(self.ledger, "caller", text, now)
+        self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)
         if not self.rider:
             await self._deliver_due(now)
         self._consider(Moment.CALLER_FINAL, "")
@@ -247,6 +289,16 @@ class ProcedureMonitor:
         self.watchdog = disarm_watchdog(self.watchdog)
         self.ledger = add_tool_result(self.ledger, name, result, at=now)
         self._turn_tools.append((name, _acted(result)))
+
+    def application_message(self, origin: str, text: str) -> None:
+        """Record what the host application told the agent as application evidence.
+
+        A supervisor's decision or a payment notification; caller quotes are refused and
+        secrets are redacted.
+        """
+        self._observe_variables()
+        clean = self.secrets.redact(text)
+        self.ledger = add_application(self.ledger, origin, clean, self.clock())
 
     def _vars(self) -> Mapping[str, Any]:
         return self.session.state.variables
@@ -271,7 +323,7 @@ class ProcedureMonitor:
         tools = tuple(n for n, acted in self._turn_tools if acted)
         decision = decide_assessment(
             sup.procs, sup.state, variables, moment, text=text, exchange=self.exchange,
-            backed=any(ok for _, ok in self._turn_tools),
+            backed=claim_backed(sup.procs, sup.state, variables, text, tools),
             out_of_order=out_of_order_tools(sup.procs, sup.state, variables, tools),
         )  # fmt: skip
         if isinstance(decision, Assess):
@@ -284,6 +336,7 @@ class ProcedureMonitor:
         sup = self.session.supervisor
         assert sup is not None
         request = build_request(sup.procs, sup.state, self._vars(), self.ledger, steps, reason)
+        request = replace(request, user=self.secrets.redact(request.user))  # by value
         running = self._inflight.get(request.key)
         if running is not None:
             return running
@@ -301,14 +354,15 @@ class ProcedureMonitor:
         return task
 
     async def _run(self, request: AssessmentRequest) -> CheckResult | None:
+        redact = self.secrets.redact  # by value, at the last moment: secrets learnt late count too
         try:
             result = await self.client.complete(
-                self.stage, VERDICT_SCHEMA, self._system, request.user,
+                self.stage, VERDICT_SCHEMA, redact(self._system), redact(request.user),
                 timeout=self.timeout, scope="adherence",
             )  # fmt: skip
         except Exception as err:  # SLMError and anything else: supervision silence, not harm
             self.stats.failures += 1
-            logger.warning(f"procedure monitor: assessment failed, failing open: {err}")
+            logger.warning(f"procedure monitor: assessment failed, failing open: {redact(str(err))}")
             return None
         sup = self.session.supervisor
         assert sup is not None
@@ -332,7 +386,8 @@ class ProcedureMonitor:
             why = checked.why if isinstance(checked, Discarded) else "topic visit changed"
             logger.info(f"procedure monitor: verdict discarded ({why})")
             return
-        logger.info(f"procedure monitor verdict ({request.reason}): {checked.reasoning!r}")
+        reasoning = self.secrets.redact(checked.reasoning)
+        logger.info(f"procedure monitor verdict ({request.reason}): {reasoning!r}")
         self.session.host_write(sup.verdict(self._vars(), checked.verdict))
         self.ladder, outcome = on_finding(
             self.ladder, checked.verdict.violation, sup.procs, sup.state, self._vars(),
@@ -366,9 +421,11 @@ class ProcedureMonitor:
             return None
         steps = judge_requirements(sup.procs, sup.state, self._vars(), focus=pending.steps)
         found = await asyncio.shield(self.assess(steps, AssessReason.GATE))
-        if isinstance(found, Checked) and found.verdict.satisfied:
+        if isinstance(found, Checked):  # an answer, even "nothing satisfied", is not a timeout
             return Verdict(satisfied=found.verdict.satisfied)
-        return None
+        if found is None:  # the logic_slm failed: the gate names the monitor as unavailable
+            raise MonitorUnavailable("the adherence check failed")
+        return Verdict()  # a voided verdict settles nothing: the prerequisites stay open
 
     # -- corrections ----------------------------------------------------------------------
 
@@ -404,6 +461,7 @@ class ProcedureMonitor:
         if self.channels.interrupt:
             try:
                 await self.llm.broadcast_interruption()
+                await _cancel_response(self.llm, self.channels)
             except Exception:  # best effort: a failed interruption does not swallow the note
                 logger.warning("procedure monitor: interruption failed; delivering anyway")
         await inject_note(self.llm, c.text, run_llm=True)
@@ -437,8 +495,22 @@ class ProcedureMonitor:
     def _record(self, c: Correction, channel: str) -> None:
         self.stats.corrections.append({
             "step": c.step, "kind": c.kind, "severity": c.severity.value, "channel": channel,
-            "text": c.text, "turn": self.turn,
+            "text": self.secrets.redact(c.text), "turn": self.turn,
         })  # fmt: skip
+
+
+async def _cancel_response(llm: FrameProcessor, channels: Channels) -> None:
+    """Stop the response in flight where an interruption alone does not.
+
+    OpenAI Realtime keeps generating (server VAD on) until it gets ``response.cancel``.
+    """
+    if channels.kind is not LLMKind.OPENAI_REALTIME:
+        return
+    from pipecat.services.openai.realtime import events
+
+    send = getattr(llm, "send_client_event", None)
+    if send is not None:
+        await send(events.ResponseCancelEvent())
 
 
 _REFUSALS = frozenset({"error", "failed", "failure", "blocked", "vetoed", "refused", "denied",

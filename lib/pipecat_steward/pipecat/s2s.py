@@ -191,6 +191,7 @@ class StewardS2S(Steward):
             llm.register_function(None, self._handle_tool)
         if self.channels.tool_set_update:
             _set_realtime_session(llm, tools=self.all_tools())
+        self._supervise(llm)
         return self
 
     async def on_caller_turn(self, text: str) -> None:

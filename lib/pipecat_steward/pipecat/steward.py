@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
@@ -35,11 +35,22 @@ from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
 
+if TYPE_CHECKING:
+    from pipecat_steward.pipecat.extractor import EntityExtractor
+    from pipecat_steward.pipecat.monitor import ProcedureMonitor
+    from pipecat_steward.pipecat.supervise import Supervision
+
 __all__ = ["Steward"]
 
 
 class Steward:
-    """The steward of one conversation: engine session, tools, hook and relay."""
+    """The steward of one conversation: engine session, tools, hook and relay.
+
+    ``attach`` also attaches the procedure monitor and the entity extractor when the agent
+    has work for them and a logic_slm resolves with its credentials (``supervise=False`` or
+    ``STEWARD_MONITOR_ENABLED=0`` turn that off). A steward has at most one monitor and one
+    extractor: attaching another one by hand replaces the automatic one.
+    """
 
     def __init__(
         self,
@@ -57,8 +68,13 @@ class Steward:
         task_timeout_s: float | None = None,
         on_handover: HandoverCallback | None = None,
         call_id: str | None = None,
+        supervise: bool = True,
     ) -> None:
         self.agent = agent
+        self.supervise = supervise
+        self.monitor: ProcedureMonitor | None = None
+        self.extractor: EntityExtractor | None = None
+        self.supervision: Supervision | None = None
         options: dict[str, Any] = dict(
             state=state,
             rng=rng,
@@ -100,6 +116,7 @@ class Steward:
             llm.steward_hook = self.hook
         else:
             attach(llm, self.hook)
+        self._supervise(llm)
         return self.hook
 
     def on_conflict(self, listener: ConflictListener) -> ConflictListener:
@@ -122,6 +139,13 @@ class Steward:
         if isinstance(emitter, FrameProcessor):
             return emitter
         return self.hook.llm if self.hook is not None else None
+
+    def _supervise(self, llm: LLMService) -> None:
+        """Attach the monitor and extractor the agent needs (see ``attach_supervision``)."""
+        if self.supervise:
+            from pipecat_steward.pipecat.supervise import attach_supervision
+
+            attach_supervision(self, llm)
 
     async def start(self) -> bool:
         """Restore the conversation by identity, before any routing; True when resumed."""

@@ -1,4 +1,4 @@
-"""The logic_slm substrate: resolution ladder, prompt catalog, structured-output client, judge.
+"""The logic_slm substrate: resolution ladder, prompt catalog, structured-output client, metering.
 
 Resolve a stage once per session, then make structured calls through one client::
 
@@ -22,7 +22,6 @@ from pipecat_steward.slm.config import (
     SLMStage,
     StructuredMode,
 )
-from pipecat_steward.slm.judge import JUDGE_SCHEMA, evaluate_judge
 from pipecat_steward.slm.ladder import Rung, parse_entry, resolve_stage
 from pipecat_steward.slm.manifests import (
     DEFINITIONS_DIR,
@@ -71,12 +70,10 @@ __all__ = [
     "compose_system",
     "effective_prompts",
     "schema_instruction",
-    # the client and the judge
-    "JUDGE_SCHEMA",
+    # the client
     "SLMClient",
     "SLMResult",
     "Usage",
-    "evaluate_judge",
     "structured_completion",
     # schemas
     "gemini_schema",

@@ -34,7 +34,7 @@ from pipecat_steward.exceptions import (
 from pipecat_steward.slm.config import Provider, SLMStage
 from pipecat_steward.slm.result import ProviderAdapter, ProviderReply, ProviderRequest, SLMResult
 from pipecat_steward.slm.schemas import parse_json_object, strict_schema, validate_result
-from pipecat_steward.storage.ledger import UsageSink
+from pipecat_steward.storage.ledger import UsageSink, default_ledger
 
 __all__ = ["SLMClient", "structured_completion"]
 
@@ -67,7 +67,9 @@ class SLMClient:
     """Structured completions over the logic_slm providers, metered to a ledger.
 
     Args:
-        ledger: Where usage rows go; ``None`` meters nowhere.
+        ledger: Where usage rows go; ``None`` means the default local ledger
+            (:func:`~pipecat_steward.storage.ledger.default_ledger`); pass a
+            :class:`~pipecat_steward.storage.ledger.NullLedger` to meter nowhere.
         clock: Monotonic seconds, for latency (injected so tests and replays control it).
         now: ISO-8601 wall time, for the rows' ``at``.
 
@@ -80,7 +82,7 @@ class SLMClient:
         clock: Callable[[], float] = time.perf_counter,
         now: Callable[[], str] = _utc_now,
     ) -> None:
-        self.ledger = ledger
+        self.ledger: UsageSink = ledger if ledger is not None else default_ledger()
         self._clock = clock
         self._now = now
         self._providers: dict[str, ProviderAdapter] = {}
@@ -191,8 +193,6 @@ class SLMClient:
         self, stage: SLMStage, scope: Scope, model: str, call: _Call, seconds: float
     ) -> None:
         """Hand one usage row to the ledger; a ledger failure is logged, never raised."""
-        if self.ledger is None:
-            return
         usage = call.reply.usage if call.reply is not None else None
         try:
             self.ledger.record(
@@ -258,8 +258,8 @@ async def structured_completion(
         user: The user message (the evidence).
         timeout: Hard bound in seconds; defaults to the stage's ``timeout_s``.
         scope: The consumer, for metering and per-scope models.
-        client: A long-lived client (connection reuse, metering); without one a one-shot
-            client is used and nothing is metered.
+        client: A long-lived client (connection reuse); without one a one-shot client is
+            used, metering to the default ledger.
 
     Returns:
         The parsed object with raw text, usage, latency and provider/model.

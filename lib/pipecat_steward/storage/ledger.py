@@ -4,13 +4,19 @@
 raises: rows go onto a bounded queue that one background thread writes, so a slow disk or a
 broken database costs a dropped row and a log line, never a failed call or a late verdict.
 The same rows export as JSONL.
+
+Metering is on by default: :func:`default_ledger` is one process-wide SQLite ledger at
+``$STEWARD_LEDGER`` (default ``.steward/usage.sqlite`` in the working directory), which
+``steward report`` reads. Pass :class:`NullLedger` to meter nowhere on purpose.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -21,7 +27,19 @@ from typing import IO, Protocol
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.exceptions import StoreError
 
-__all__ = ["MemoryLedger", "SQLiteLedger", "UsageSink", "export_jsonl"]
+__all__ = [
+    "LEDGER_ENV",
+    "MemoryLedger",
+    "NullLedger",
+    "SQLiteLedger",
+    "UsageSink",
+    "default_ledger",
+    "default_ledger_path",
+    "export_jsonl",
+]
+
+LEDGER_ENV = "STEWARD_LEDGER"
+"""Where the default usage ledger lives (a SQLite file path)."""
 
 _log = logging.getLogger(__name__)
 _FIELDS = tuple(f.name for f in dataclasses.fields(UsageEvent))
@@ -52,6 +70,13 @@ class MemoryLedger:
     def record(self, event: UsageEvent) -> None:
         """Append the row."""
         self.events.append(event)
+
+
+class NullLedger:
+    """Meters nowhere: for callers that opt out of metering explicitly."""
+
+    def record(self, event: UsageEvent) -> None:
+        """Discard the row."""
 
 
 class SQLiteLedger:
@@ -158,6 +183,27 @@ class SQLiteLedger:
         except sqlite3.Error as err:
             self._drop()
             _log.warning("usage ledger write failed (%s); dropped a row", err)
+
+
+_DEFAULTS: dict[Path, SQLiteLedger] = {}
+_DEFAULTS_LOCK = threading.Lock()
+
+
+def default_ledger_path() -> Path:
+    """``$STEWARD_LEDGER``, else ``.steward/usage.sqlite`` in the working directory."""
+    return Path(os.environ.get(LEDGER_ENV) or Path(".steward") / "usage.sqlite")
+
+
+def default_ledger() -> SQLiteLedger:
+    """The process-wide default ledger (created on first use, closed at exit)."""
+    path = default_ledger_path().absolute()
+    with _DEFAULTS_LOCK:
+        found = _DEFAULTS.get(path)
+        if found is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            found = _DEFAULTS[path] = SQLiteLedger(path)
+            atexit.register(found.close)
+        return found
 
 
 def export_jsonl(events: Iterable[UsageEvent], out: IO[str]) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -17,6 +17,7 @@ from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.transactions import Transaction
 from pipecat_steward.exceptions import StewardError
@@ -38,6 +39,7 @@ __all__ = [
     "simulation_names",
     "scripted_backend",
     "trace_turn",
+    "heard_record",
     "turn_record",
 ]
 
@@ -67,6 +69,13 @@ class ScenarioVerdict(_Model):
     not_applicable: list[str] = Field(default_factory=lambda: [])
 
 
+SLMBehaviour = Literal["truth", "lie", "garbage", "stall", "fail"]
+"""How the scripted logic_slm of ``steward simulate --monitor`` answers (scenario default, or
+per turn): from the scenario's truth; ``lie`` (every asked requirement satisfied, extraction
+invents values); ``garbage`` (non-JSON text); ``stall`` (no answer before any timeout);
+``fail`` (HTTP 500)."""
+
+
 class ScenarioTurn(_Model):
     """One caller turn, what the LLM does in it, and what must hold after it.
 
@@ -78,6 +87,7 @@ class ScenarioTurn(_Model):
     user: str
     variables: dict[str, Any] = Field(default_factory=lambda: {})
     verdict: ScenarioVerdict | None = None
+    slm: SLMBehaviour | None = None
     llm: list[ScenarioInference] = Field(default_factory=lambda: [])
     steward: dict[str, Any] = Field(default_factory=lambda: {})
     expect: list[dict[str, Any]] | dict[str, Any] = Field(default_factory=lambda: [])
@@ -117,6 +127,7 @@ class Scenario(_Model):
     backend: dict[str, list[dict[str, Any]]] = Field(default_factory=lambda: {})
     gate_timeout_s: float | None = None
     task_timeout_s: float | None = None
+    slm: SLMBehaviour = "truth"
     turns: list[ScenarioTurn]
     # Keys of a ``pipecat eval`` scenario that only a live run uses.
     context: list[dict[str, Any]] | None = None
@@ -240,16 +251,26 @@ def turn_record(session: StewardSession, user: str, since: int | None = None) ->
         user: The caller's words as the scenario gives them.
         since: How many turn records the session held before the turn was played: the turn's
             record is the newest one after them. Without it the newest record is taken when
-            its words are the caller's (whitespace aside).
+            it is the turn that said ``user`` (see ``heard_record``).
 
     Returns:
-        The turn's record; an empty record (no actions, no calls, nothing said) when the
-        engine never saw the turn.
+        The turn's record; an empty record (no actions, no calls, nothing said; the words
+        redacted as records keep them) when the engine never saw the turn.
     """
     turns = session.turns
+    empty = TurnRecord(session.secrets.redact(user.strip()))
     if since is not None:
-        return turns[-1] if len(turns) > since else TurnRecord(user.strip())
-    return turns[-1] if turns and turns[-1].user == user.strip() else TurnRecord(user.strip())
+        return turns[-1] if len(turns) > since else empty
+    return heard_record(session, user) or empty
+
+
+def heard_record(session: StewardSession, user: str) -> TurnRecord | None:
+    """The latest turn record when it is the caller turn that said ``user`` (records redact)."""
+    turns = session.turns
+    words = user.strip()
+    if turns and (turns[-1].user == words or (session.heard == words and turns[-1].user)):
+        return turns[-1]
+    return None
 
 
 class HasSession(Protocol):
@@ -265,6 +286,10 @@ def trace_turn(
     """The JSON trace of one caller turn."""
     if not isinstance(session, StewardSession):
         session = session.session
+    return redact_tree(_trace(number, session, record), session.secrets.redact)
+
+
+def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str, Any]:
     state = session.state
     actions = record.actions
     llm_actions = [a for a in actions if not a.preempt and not a.calls]

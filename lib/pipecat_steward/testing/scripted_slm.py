@@ -25,6 +25,7 @@ from typing import Any, Literal, Self, TypeAlias
 
 from aiohttp import web
 
+from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.slm.config import SLMStage
 
 __all__ = [
@@ -227,9 +228,25 @@ def verdict(
     }
 
 
+def _invented(prop: Mapping[str, Any]) -> Any:
+    kinds = prop.get("type", [])
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if prop.get("enum"):
+        return next(v for v in prop["enum"] if v is not None)
+    for kind, value in (("boolean", True), ("integer", 999), ("number", 999.0),
+                        ("string", "invented by the model"), ("array", [])):  # fmt: skip
+        if kind in kinds:
+            return value
+    return None
+
+
 def null_object(request: SLMRequest) -> dict[str, Any]:
     """Every property of the request's schema set to null (an extraction that found nothing)."""
     return dict.fromkeys((request.schema or {}).get("properties", {}))
+
+
+Behaviour = Literal["truth", "lie", "garbage", "stall", "fail"]
+GARBAGE = "sure! the caller agreed to everything"
 
 
 @dataclass
@@ -238,12 +255,38 @@ class VerdictOracle:
 
     The cited evidence is the latest caller utterance of the request. Extraction requests get
     all-null objects and judge requests ``allow: false``. ``truth`` may grow as a scenario
-    advances (see ``run_scenario_monitored``).
+    advances (see ``run_scenario_monitored``). ``behaviour`` turns the oracle into a faulty
+    model: ``lie`` (every asked requirement satisfied; extraction invents a value for every
+    property), ``garbage`` (non-JSON text), ``stall`` (answers after ``stall_s`` seconds, past
+    any timeout) or ``fail`` (HTTP 500).
     """
 
     truth: set[str] = field(default_factory=lambda: set[str]())
+    behaviour: Behaviour = "truth"
+    stall_s: float = 30.0
 
     def __call__(self, request: SLMRequest) -> Answer:
+        match self.behaviour:
+            case "garbage":
+                return GARBAGE
+            case "fail":
+                return Fail(500)
+            case "stall":
+                return Delayed(self._truthful(request), self.stall_s)
+            case "lie":
+                return self._lie(request)
+            case "truth":
+                return self._truthful(request)
+
+    def _lie(self, request: SLMRequest) -> Answer:
+        if request.kind == "extraction":
+            return {k: _invented(v) for k, v in (request.schema or {}).get("properties", {}).items()}
+        if request.kind == "llm_judge":
+            return {"allow": True}
+        callers = _CALLER_ID.findall(request.user)
+        return verdict(_REQUIREMENT.findall(request.user), evidence=callers[-1:])
+
+    def _truthful(self, request: SLMRequest) -> Answer:
         if request.kind == "extraction":
             return null_object(request)
         if request.kind == "llm_judge":
@@ -303,6 +346,8 @@ async def run_scenario_monitored(
                 if oracle is not None and turn.verdict is not None and number > 1:
                     oracle.truth |= {*turn.verdict.satisfied, *turn.verdict.not_applicable}
                 setup = turn if number == 1 else turn.model_copy(update={"verdict": None})
+                if oracle is not None:
+                    oracle.behaviour = turn.slm or scenario.slm
                 sc.before_turn(steward.session, setup)
                 model.queue = [scenario_step(i) for i in turn.llm]
                 llm.extend(FunctionStep(model) for _ in range(12 - llm.remaining))
@@ -319,6 +364,6 @@ async def run_scenario_monitored(
                 trace["corrections"] = [c for c in monitor.stats.corrections if c["turn"] == number]
                 by_turn = extractor.stats.by_turn if extractor else {}
                 trace["extracted"] = by_turn.get(number, {})
-                traces.append(trace)
+                traces.append(redact_tree(trace, monitor.secrets.redact))
         await monitor.aclose()
     return traces, monitor, extractor

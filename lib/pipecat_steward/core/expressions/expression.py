@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pipecat_steward.core.expressions.compiler import Evaluator, compile_tree
-from pipecat_steward.core.expressions.nodes import Node, free_names
+from pipecat_steward.core.expressions.nodes import Node, free_names, tests_null
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.expressions.parser import parse_tree
 from pipecat_steward.core.expressions.render import render
@@ -62,6 +62,15 @@ class Expression:
 
         """
         return truthy(self.evaluate(variables))
+
+    @property
+    def null_aware(self) -> bool:
+        """Whether the expression itself tests for missing values.
+
+        ``exists``, ``== null`` or a ``get`` default: such a condition decides on missing data
+        by its own words.
+        """
+        return tests_null(self._tree)
 
     def __str__(self) -> str:
         return self._canonical

@@ -24,6 +24,7 @@ __all__ = [
     "Var",
     "children",
     "free_names",
+    "tests_null",
     "tree_depth",
 ]
 
@@ -160,6 +161,33 @@ def free_names(node: Node) -> frozenset[str]:
             found.add(current.path[0])
         pending.extend(children(current))
     return frozenset(found)
+
+
+def tests_null(node: Node) -> bool:
+    """Whether a tree tests for null itself.
+
+    ``exists(x)``, a comparison with ``null`` and a variable read with a default all do.
+
+    Args:
+        node: The root of the tree.
+
+    Returns:
+        True when some node handles a missing value explicitly.
+
+    """
+    pending: list[Node] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Var) and current.default is not None:
+            return True
+        match current:
+            case Call(name="exists"):
+                return True
+            case Compare(left=Literal(value=None)) | Compare(right=Literal(value=None)):
+                return True
+            case _:
+                pending.extend(children(current))
+    return False
 
 
 def tree_depth(node: Node) -> int:

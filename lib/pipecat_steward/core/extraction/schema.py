@@ -42,7 +42,7 @@ def eligible(
     """The variables to extract: the step's ``expects`` first, then every ``extraction`` one.
 
     A variable without a description, a sensitive one and a linked one are never eligible
-    (publish validation reports them; here they are silently left out).
+    (loading refuses a sensitive one marked for extraction; here they are left out).
     """
     by_name = {s.name: s for s in specs}
     wanted = [by_name[n] for n in expects if n in by_name]

@@ -16,7 +16,7 @@ Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
     ladder, note = take_due(ladder, procs, state, variables, now)     # at the caller's final
 """
 
-from pipecat_steward.core.monitor.cache import DEBOUNCE_S, VerdictCache, debounced
+from pipecat_steward.core.monitor.cache import VerdictCache
 from pipecat_steward.core.monitor.evidence import (
     MAX_MESSAGES,
     MAX_OBSERVATIONS,
@@ -53,6 +53,7 @@ from pipecat_steward.core.monitor.policy import (
     Exchange,
     Moment,
     Skip,
+    claim_backed,
     claims_completion,
     decide_assessment,
     is_question,
@@ -85,7 +86,6 @@ from pipecat_steward.core.monitor.watchdog import disarm as disarm_watchdog
 from pipecat_steward.core.monitor.watchdog import fire as fire_watchdog
 
 __all__ = [
-    "DEBOUNCE_S",
     "MAX_MESSAGES",
     "MAX_OBSERVATIONS",
     "MAX_REQUIREMENTS",
@@ -127,10 +127,10 @@ __all__ = [
     "build_request",
     "cache_key",
     "check_verdict",
+    "claim_backed",
     "claims_completion",
     "compact_result",
     "correction_text",
-    "debounced",
     "decide_assessment",
     "disarm_watchdog",
     "fire_watchdog",

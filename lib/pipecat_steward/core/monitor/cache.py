@@ -13,14 +13,7 @@ from dataclasses import dataclass
 from pipecat_steward.core.monitor.request import CacheKey
 from pipecat_steward.core.monitor.verdict import CheckResult
 
-__all__ = ["DEBOUNCE_S", "VerdictCache", "debounced"]
-
-DEBOUNCE_S = 0.25
-
-
-def debounced(last_at: float | None, now: float, window: float = DEBOUNCE_S) -> bool:
-    """Whether a trigger at ``now`` falls inside the debounce window of the previous one."""
-    return last_at is not None and 0 <= now - last_at < window
+__all__ = ["VerdictCache"]
 
 
 @dataclass

@@ -27,6 +27,7 @@ from pipecat_steward.core.procedures.state import (
     StepState,
     armed_checklists,
     current_step,
+    ready,
     step_state,
 )
 from pipecat_steward.core.procedures.steps import CompletionKind, Step
@@ -39,6 +40,7 @@ __all__ = [
     "Exchange",
     "Moment",
     "Skip",
+    "claim_backed",
     "claims_completion",
     "decide_assessment",
     "is_question",
@@ -171,6 +173,50 @@ def judge_requirements(
 def claims_completion(text: str) -> bool:
     """Completion-claim or record-claim language ("I've booked it", "your appointment is")."""
     return bool(_CLAIM.search(text) or _RECORD_CLAIM.search(text))
+
+
+_WORDS = re.compile(r"[a-z]+")
+_SUFFIXES = ("ments", "ment", "ing", "ed", "es", "s")
+_GENERIC = frozenset({"the", "and", "for", "with", "your", "you", "our", "this", "that", "has",
+                      "have", "been", "was", "were", "are", "now", "all", "ask", "take", "get",
+                      "make", "send", "call", "tell", "give", "about", "step", "done", "set"})  # fmt: skip
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    words = _WORDS.findall(text.lower().replace("_", " "))
+    return frozenset(_stem(w) for w in words if len(w) >= 3 and w not in _GENERIC)
+
+
+def _step_vocabulary(step: Step) -> frozenset[str]:
+    return _vocabulary(f"{step.id} {step.title} {step.tool or ''} {step.component or ''}")
+
+
+def claim_backed(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    text: str,
+    tools: tuple[str, ...],
+) -> bool:
+    """Whether a completion claim is backed by the tools that acted this turn.
+
+    A claim is never backed while a step its claim sentences name (by title, id or tool) is
+    ready and still open: an unrelated tool's success does not make "your copay has been charged" true.
+    Otherwise it is backed when a tool acted this turn.
+    """
+    armed = [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
+    claims = [c for c in re.split(r"(?<=[.!?;])\s+", text) if claims_completion(c)]
+    said = _vocabulary(" ".join(claims))
+    if any(said & _step_vocabulary(s) and ready(procs, s, variables) for s in armed):
+        return False
+    return bool(tools)
 
 
 def is_question(text: str) -> bool:

@@ -177,7 +177,11 @@ def on_tool_result(
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
+            state = _record_violation(procs, state, _out_of_order(procs, step_id, writer.variables),
+                                      writer.variables)  # fmt: skip
             writer.complete(step_id)
+            if procs.steps[step_id].irreversible:
+                state = _keep_receipt(state, step_id, result)
     if writer.completed:
         sync_current(procs, state, writer)
         settle_variables(procs, state, writer, {done_name(s) for s in writer.completed})
@@ -186,6 +190,33 @@ def on_tool_result(
     state, resume = _blocked_note(procs, state, writer.variables)
     notes = [n for n in (empty_note or guidance, resume) if n]
     return ToolResultUpdate(writer.update(state), tuple(outcomes), "\n".join(notes) or None)
+
+
+def _out_of_order(
+    procs: CompiledProcedures, step_id: str, variables: Mapping[str, object]
+) -> Violation | None:
+    """A tool step completing while a prerequisite of any kind is still open: a violation."""
+    skipped = [procs.steps[a] for a in procs.ancestors[step_id]
+               if step_state(procs.steps[a], variables) is StepState.OPEN]  # fmt: skip
+    if not skipped:
+        return None
+    names = ", ".join(s.title for s in skipped)
+    detail = f"'{procs.steps[step_id].title}' was done before: {names}"
+    return Violation("skipped_step", step_id, detail)
+
+
+_RECEIPT_KEYS = frozenset({"status", "receipt", "id", "amount", "total", "confirmation",
+                           "reference", "transaction_id"})  # fmt: skip
+
+
+def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> ProcedureState:
+    """Remember a short summary of an irreversible step's completing result."""
+    data = result_mapping(result) or {}
+    parts = [f"{k}={v}" for k, v in data.items()
+             if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))]
+    summary = ", ".join(parts)[:200] or str(result)[:120]
+    kept = tuple(r for r in state.receipts if r[0] != step_id)
+    return replace(state, receipts=(*kept, (step_id, summary)))
 
 
 def result_guidance(
@@ -237,7 +268,9 @@ def _empty_note(
 
 def remember_block(state: ProcedureState, veto: Veto) -> ProcedureState:
     """Remember a vetoed tool (never its arguments) for one later "you may now resume" note."""
-    if veto.reason == "available_when" or any(b.tool == veto.tool for b in state.blocked):
+    if veto.reason in ("available_when", "already_done") or any(
+        b.tool == veto.tool for b in state.blocked
+    ):
         return state
     noted = veto.next_step.id if veto.next_step else None
     return replace(state, blocked=(*state.blocked, BlockedTool(veto.tool, noted)))

@@ -14,7 +14,7 @@ does not apply, or whose checklist is not armed, does not bind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipecat_steward.core.expressions import Expression, parse_condition
 from pipecat_steward.core.procedures.compiler import CompiledProcedures, ProcedureGate
@@ -77,7 +77,10 @@ class Veto:
         next_step: The next ready prerequisite (or ready ancestor) whose guidance is given.
         guidance: That step's guidance, whitespace-normalised, at most 900 characters
             (None when its checklist's monitor is off or its correction budget is zero).
-        reason: ``prerequisites``, ``judge_timeout`` or ``available_when``.
+        reason: ``prerequisites`` (a prerequisite is open), ``judge_timeout`` (the judge did
+            not answer in time), ``monitor_unavailable`` (no judge is attached),
+            ``already_done`` (a completed irreversible step: no repeat) or ``available_when``.
+        earlier: For ``already_done``, the summary of the result that completed the step.
     """
 
     tool: str
@@ -85,15 +88,20 @@ class Veto:
     next_step: StepRef | None = None
     guidance: str | None = None
     reason: str = "prerequisites"
+    earlier: str | None = None
 
     def message(self) -> str:
         """The refusal text the model reads."""
         if self.reason == "available_when":
             return f"{self.tool} is not available right now; do not retry it yet."
+        if self.reason == "already_done":
+            names = "; ".join(s.title for s in self.open_steps)
+            earlier = f" (earlier result: {self.earlier})" if self.earlier else ""
+            return (f"{self.tool} was not run: {names} is already done{earlier}. It must not "
+                    "be repeated; tell the caller it was already done.")  # fmt: skip
         names = "; ".join(s.title for s in self.open_steps)
         text = f"{self.tool} was not run: these steps must be completed first: {names}."
-        if self.reason == "judge_timeout":
-            text += " They could not be confirmed in time."
+        text += _CAUSES.get(self.reason, "")
         if self.next_step and self.guidance:
             text += f" Next: {self.next_step.title} — {self.guidance}"
         return text
@@ -106,7 +114,15 @@ class Veto:
             "error": self.message(),
             "open_prerequisites": [s.id for s in self.open_steps],
             "next_step": self.next_step.id if self.next_step else None,
+            "reason": self.reason,
+            **({"earlier_result": self.earlier} if self.earlier else {}),
         }
+
+
+_CAUSES = {
+    "judge_timeout": " They could not be confirmed in time.",
+    "monitor_unavailable": " No procedure monitor is available to confirm them.",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +145,18 @@ class AwaitJudge:
 GateDecision = Allow | Veto | AwaitJudge
 
 
-def resolve_timeout(pending: AwaitJudge) -> Allow | Veto:
-    """The decision when no verdict settled the judge prerequisites in time."""
+def resolve_timeout(pending: AwaitJudge, cause: str = "judge_timeout") -> Allow | Veto:
+    """The decision when no verdict settled the judge prerequisites.
+
+    Args:
+        pending: The waiting decision.
+        cause: Why nothing settled them, named by a closed veto: ``judge_timeout`` (no answer
+            in time), ``monitor_unavailable`` (no judge attached) or ``prerequisites`` (the
+            judge answered and the steps are still open).
+    """
     match pending.fail_mode:
         case FailMode.CLOSED:
-            return pending.veto
+            return replace(pending.veto, reason=cause)
         case FailMode.OPEN:
             steps = ", ".join(pending.steps)
             log = f"{pending.tool}: judge prerequisites {steps} unsettled after "
@@ -174,6 +197,9 @@ def _decide(
     gate: ProcedureGate,
 ) -> GateDecision:
     armed = set(armed_checklists(procs, state))
+    repeat = _repeat_veto(procs, state, variables, gate, armed)
+    if repeat is not None:
+        return repeat
     blocking: dict[str, Step] = {}
     modes: set[FailMode] = set()
     for step_id in gate.steps:
@@ -193,6 +219,24 @@ def _decide(
     mode = FailMode.CLOSED if FailMode.CLOSED in modes else FailMode.OPEN
     veto = Veto(veto.tool, veto.open_steps, veto.next_step, veto.guidance, "judge_timeout")
     return AwaitJudge(gate.tool, tuple(blocking), mode, veto)
+
+
+def _repeat_veto(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    gate: ProcedureGate,
+    armed: set[str],
+) -> Veto | None:
+    """A completed, non-repeatable irreversible step vetoes its tool (no double charge)."""
+    steps = [procs.steps[s] for s in gate.steps if procs.steps[s].checklist in armed]
+    if any(step_state(s, variables) is StepState.OPEN for s in steps):
+        return None  # another armed step still needs the tool
+    done = [s for s in steps if not s.repeatable and step_state(s, variables) is StepState.DONE]
+    if not done:
+        return None
+    refs = tuple(StepRef(s.id, s.title) for s in done)
+    return Veto(gate.tool, refs, reason="already_done", earlier=state.receipt(done[0].id))
 
 
 def _veto(

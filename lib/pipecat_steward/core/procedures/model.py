@@ -149,6 +149,8 @@ class StepSettings(_Model):
             ``[]`` = any order.
         irreversible_fail_mode: ``closed`` (default) vetoes on a judge timeout, ``open`` allows.
         expects: Variables this step collects (they feed the extraction schema).
+        repeatable: An irreversible step whose tool may run again once the step is done
+            (without it, a repeat of the completing tool is vetoed: no double charge).
     """
 
     id: str = Field(pattern=STEP_ID)
@@ -160,6 +162,7 @@ class StepSettings(_Model):
     irreversible_fail_mode: FailMode = FailMode.CLOSED
     applies_when: AppliesWhen | None = None
     expects: tuple[str, ...] = ()
+    repeatable: bool = False
 
 
 class MonitorSettings(_Model):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, cast
 
+from pipecat_steward.core.expressions import Expression
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.procedures.compiler import Checklist, CompiledProcedures
 from pipecat_steward.core.procedures.steps import Step
@@ -32,9 +33,11 @@ __all__ = [
     "armed_checklists",
     "current_step",
     "done_name",
+    "holds",
     "na_name",
     "ready",
     "step_state",
+    "unknown",
 ]
 
 CURRENT_STEP = "proc_current_step"
@@ -86,6 +89,8 @@ class ProcedureState:
         empty_results: ``(step id, tool-call id)`` of this visit's empty results, in order.
         violations: ``(checklist key, violation)``, the last one per checklist.
         visit: Bumped on every scope change (queued work from an older visit is stale).
+        receipts: ``(step id, result summary)`` of each irreversible step's completing result,
+            so a vetoed repeat can name the earlier result.
     """
 
     scopes: tuple[str, ...] = ()
@@ -93,6 +98,11 @@ class ProcedureState:
     empty_results: tuple[tuple[str, str], ...] = ()
     violations: tuple[tuple[str, Violation], ...] = ()
     visit: int = 0
+    receipts: tuple[tuple[str, str], ...] = ()
+
+    def receipt(self, step_id: str) -> str | None:
+        """The summary of the result that completed ``step_id`` (irreversible steps)."""
+        return next((r for s, r in self.receipts if s == step_id), None)
 
     def last_violation(self, checklist: str) -> Violation | None:
         """The last violation recorded on ``checklist``."""
@@ -109,6 +119,7 @@ class ProcedureState:
                 for k, v in self.violations
             ],
             "visit": self.visit,
+            "receipts": [list(r) for r in self.receipts],
         }
 
     @classmethod
@@ -129,6 +140,9 @@ class ProcedureState:
                 for v in raw.get("violations", [])
             ),
             visit=int(cast(int, data.get("visit", 0))),
+            receipts=tuple(
+                (str(r[0]), str(r[1])) for r in cast(list[list[str]], data.get("receipts", []))
+            ),
         )
 
 
@@ -177,13 +191,31 @@ class Writer:
         return ProcedureUpdate(state, self.variables, tuple(self.changes), tuple(self.completed))
 
 
-def _holds(condition_value: object) -> bool:
-    return condition_value is None or truthy(condition_value)  # null = undecidable: fail open
+def unknown(condition: Expression, variables: Mapping[str, object]) -> bool:
+    """Whether a condition's answer is unknown: it reads a variable that has no value yet.
+
+    A condition that tests for the missing value itself (``exists``, ``== null``, a default)
+    is never unknown.
+    """
+    if condition.null_aware:
+        return False
+    return any(variables.get(name) is None for name in condition.names)
+
+
+def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
+    """An applicability condition's answer; unknown or undecidable (null) counts as holding.
+
+    So a safety step guarded by data nobody has yet still applies.
+    """
+    if unknown(condition, variables):
+        return True
+    value = condition.evaluate(variables)
+    return value is None or truthy(value)
 
 
 def applies(step: Step, variables: Mapping[str, object]) -> bool:
-    """Whether the step's code conditions hold (a condition that yields null fails open)."""
-    return all(_holds(c.evaluate(variables)) for c in step.applies)
+    """Whether the step's code conditions (group's and step's) hold; unknown means it applies."""
+    return all(holds(c, variables) for c in step.applies)
 
 
 def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
@@ -212,9 +244,7 @@ def armed_checklists(procs: CompiledProcedures, state: ProcedureState) -> tuple[
 
 
 def _conditional_active(checklist: Checklist, variables: Mapping[str, object]) -> bool:
-    return bool(checklist.condition) and all(
-        _holds(c.evaluate(variables)) for c in checklist.condition
-    )
+    return bool(checklist.condition) and all(holds(c, variables) for c in checklist.condition)
 
 
 def current_step(

@@ -67,6 +67,7 @@ class Step:
     applies: tuple[Expression, ...] = ()
     applies_llm: str | None = None
     expects: tuple[str, ...] = ()
+    repeatable: bool = False
     inferred: bool = False
     path: str = ""
 
@@ -146,6 +147,7 @@ def build_step(
         applies=applies,
         applies_llm=llm,
         expects=s.expects,
+        repeatable=s.repeatable,
         inferred=c.inferred,
         path=path,
     )

@@ -19,6 +19,7 @@ from pipecat_steward.core.procedures.compiler import (
     compile_procedures,
 )
 from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.model import FailMode
 from pipecat_steward.core.procedures.steps import CompletionKind
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError
@@ -165,4 +166,25 @@ def _logic_slm(
         f"no logic_slm stage resolves but {uses} need one; configure aux.logic_slm or a stack "
         "(judge steps will never complete and closed gates behind them will veto)"
     )
-    return [Issue(Severity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message)]
+    return [
+        Issue(Severity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message),
+        *_closed_judge_gates(procs),
+    ]
+
+
+def _closed_judge_gates(procs: CompiledProcedures) -> list[Issue]:
+    """A closed irreversible step behind a judge prerequisite can never run without a judge."""
+    issues: list[Issue] = []
+    for step in procs.steps.values():
+        if not step.irreversible or step.fail_mode is not FailMode.CLOSED:
+            continue
+        judged = [a for a in procs.ancestors[step.id] if procs.steps[a].kind is CompletionKind.JUDGE]
+        if judged:
+            message = (
+                f"irreversible step {step.id!r} (fail mode closed) waits on judge step(s) "
+                f"{', '.join(map(repr, judged))} but no logic_slm stage resolves, so its tool "
+                "would always be vetoed; configure aux.logic_slm or a stack, or make those "
+                "steps deterministic"
+            )
+            issues.append(_error(IssueCode.NO_LOGIC_SLM, step.path or "procedure", message))
+    return issues

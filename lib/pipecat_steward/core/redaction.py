@@ -1,0 +1,218 @@
+"""Redaction by value: secrets are replaced wherever they appear, whatever field carries them.
+
+Excluding a field by its name is not enough: a tool echoes a card number in ``message``, a
+caller reads a secret aloud outside a capture, an agent repeats it. A :class:`Redactor` holds
+the values themselves (every value of a sensitive variable, every secret heard during a secure
+capture) and replaces each occurrence in any text with a placeholder before that text leaves
+for an auxiliary model, a ledger, a trace or a log line.
+
+Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
+found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``; other text matches
+case-insensitively with any run of whitespace. Pure: no IO, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pipecat_steward.core.variables import VariableSpec
+
+__all__ = [
+    "PLACEHOLDER",
+    "SECURE_PLACEHOLDER",
+    "Redactor",
+    "luhn",
+    "redact_tree",
+    "secret_values",
+    "secret_digits",
+    "secrets_in_capture",
+    "shaped_secrets",
+    "spoken_secrets",
+]
+
+PLACEHOLDER = "[redacted]"
+SECURE_PLACEHOLDER = "[secure capture: redacted]"
+"""What an utterance heard during a secure capture becomes, everywhere."""
+
+MIN_SECRET = 3
+_DIGITS = re.compile(r"\d")
+_DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
+_SEP = r"[\s.\-/]*"
+
+
+def _pattern(secret: str) -> str:
+    digits = _DIGITS.findall(secret)
+    if len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", "")):
+        return r"(?<!\d)" + _SEP.join(digits) + r"(?!\d)"
+    words = secret.split()
+    return r"\s+".join(re.escape(w) for w in words)
+
+
+def _leaves(value: object) -> Iterable[str]:
+    if isinstance(value, Mapping):
+        for item in value.values():  # pyright: ignore[reportUnknownVariableType]
+            yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(value, (list, tuple)):
+        for item in value:  # pyright: ignore[reportUnknownVariableType]
+            yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = str(value).strip()
+        if len(text) >= MIN_SECRET:
+            yield text
+
+
+_SPOKEN = re.compile(
+    r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
+    r"social security(?: number)?|ssn|social|card number|account number|routing number)"
+    r"(?:\s+(?:is|was|to|will be|should be|it's|number is))?\s*[:=\-]?\s*"
+    r"(?P<value>\d(?:[\s.\-/]*\d){2,}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{6,})",
+    re.IGNORECASE,
+)
+
+
+def spoken_secrets(text: str) -> frozenset[str]:
+    """Values a speaker names as a credential ("my password is …", "PIN 4412", "SSN …").
+
+    A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
+    """
+    found = {m.group("value").strip() for m in _SPOKEN.finditer(text)}
+    return frozenset(v for v in found if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET)
+
+
+_NOT_SECRET = frozenset({"correct", "changed", "expired", "locked", "forgotten", "working",
+                         "number", "please", "wrong", "incorrect", "missing", "invalid"})  # fmt: skip
+
+
+def secret_values(
+    specs: Iterable[VariableSpec], variables: Mapping[str, object]
+) -> frozenset[str]:
+    """Every value (leaf values of structures too) of the sensitive variables that are set."""
+    names = {s.name for s in specs if s.sensitive}
+    return frozenset(text for n in names if n in variables for text in _leaves(variables[n]))
+
+
+def secrets_in_capture(text: str) -> frozenset[str]:
+    """What an utterance heard during a secure capture makes secret.
+
+    The whole utterance and every run of four or more digits in it, so a later echo of the
+    number is caught too.
+    """
+    found = {m.group(0) for m in _DIGIT_RUN.finditer(text)}
+    clean = " ".join(text.split())
+    return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
+
+
+_GROUPED = re.compile(r"\d+(?:[ \t\-]{1,3}\d+)*")
+CARD_LENGTHS = range(13, 20)
+"""Payment card numbers have 13 to 19 digits (ISO/IEC 7812) and pass the Luhn check."""
+
+
+def luhn(digits: str) -> bool:
+    """Whether a digit string passes the Luhn checksum (payment card numbers do)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _cards(groups: list[str]) -> bool:
+    """Whether consecutive digit groups of one run spell a Luhn-valid card number."""
+    for start in range(len(groups)):
+        digits = ""
+        for group in groups[start:]:
+            digits += group
+            if len(digits) > CARD_LENGTHS.stop - 1:
+                break
+            if len(digits) in CARD_LENGTHS and luhn(digits):
+                return True
+    return False
+
+
+def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
+    """Digit runs in ``text`` that look like secrets before any value is known.
+
+    A run is digits joined by spaces or dashes ("4111 1111-1111 1111"). It is a secret when
+    some of its consecutive groups form a payment card number (13 to 19 digits passing the
+    Luhn check), or when it has at least ``min_digits`` digits (the shortest sensitive
+    value the agent declares or has seen; see :func:`secret_digits`).
+    """
+    found: set[str] = set()
+    for match in _GROUPED.finditer(text):
+        groups = re.findall(r"\d+", match.group(0))
+        count = sum(len(g) for g in groups)
+        if (min_digits is not None and count >= min_digits) or _cards(groups):
+            found.add(match.group(0))
+    return frozenset(found)
+
+
+def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]) -> int | None:
+    """The fewest digits a sensitive value has: declared (``digits:``) or seen (set values).
+
+    Only values made mostly of digits count (a password with two digits does not lower it).
+    None when no sensitive variable declares or holds a number.
+    """
+    counts: list[int] = []
+    for spec in specs:
+        if not spec.sensitive:
+            continue
+        if spec.digits is not None:
+            counts.append(spec.digits)
+        if spec.name in variables:
+            for text in _leaves(variables[spec.name]):
+                digits = len(_DIGITS.findall(text))
+                if digits >= MIN_SECRET and digits * 2 >= len(text.replace(" ", "")):
+                    counts.append(digits)
+    return min(counts) if counts else None
+
+
+def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``redact`` applied to every string (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        items = cast(Mapping[object, object], value).items()
+        return {redact_tree(k, redact): redact_tree(v, redact) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Replaces every occurrence of its secrets with :data:`PLACEHOLDER`.
+
+    Attributes:
+        secrets: The secret values (at least three characters each).
+    """
+
+    secrets: frozenset[str] = frozenset()
+    _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> Redactor:
+        """A redactor over ``secrets`` (shorter-than-three values are ignored)."""
+        kept = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        if not kept:
+            return cls()
+        ordered = sorted(kept, key=len, reverse=True)  # longest first: no partial leftovers
+        regex = re.compile("|".join(f"(?:{_pattern(s)})" for s in ordered), re.IGNORECASE)
+        return cls(kept, regex)
+
+    def adding(self, secrets: Iterable[str]) -> Redactor:
+        """This redactor with more secrets (itself when nothing is new)."""
+        more = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        return self if more <= self.secrets else Redactor.of(self.secrets | more)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by the placeholder."""
+        if self._regex is None or not text:
+            return text
+        return self._regex.sub(PLACEHOLDER, text)
+
+    def leaks(self, text: str) -> bool:
+        """Whether ``text`` still contains a secret."""
+        return self._regex is not None and self._regex.search(text) is not None

@@ -1,0 +1,172 @@
+"""The secrets of a live session, and the log filters that keep them out of every log line.
+
+:func:`secrets_for` gives the one :class:`SessionSecrets` of a session, shared by its monitor
+and its extractor. It knows every value of the agent's sensitive variables (read live from the
+blackboard) and every secret heard during a secure capture; :meth:`SessionSecrets.redact` is
+applied to every text before it leaves for the logic_slm, a trace or a log line.
+
+:func:`install_log_redaction` (called when a monitor or an extractor attaches) scrubs the
+secrets of every live session from loguru records and standard ``logging`` records, whoever
+logs them (pipecat's own frame logs included).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from loguru import logger
+
+from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.core.redaction import (
+    PLACEHOLDER,
+    SECURE_PLACEHOLDER,
+    Redactor,
+    secret_digits,
+    secret_values,
+    secrets_in_capture,
+    shaped_secrets,
+    spoken_secrets,
+)
+
+__all__ = [
+    "SECURE_CAPTURE_VARIABLE",
+    "SessionSecrets",
+    "install_log_redaction",
+    "redact_everywhere",
+    "secrets_for",
+]
+
+SECURE_CAPTURE_VARIABLE = "secure_capture_active"
+"""The blackboard flag the default secure-capture check reads (set it while a keypad or card
+capture owns the caller's input)."""
+
+
+class SessionSecrets:
+    """What must never leave one session in clear (see the module docstring)."""
+
+    def __init__(self, session: StewardSession) -> None:
+        self._session = weakref.ref(session)
+        self._heard = Redactor()
+        self._cache: tuple[frozenset[str], Redactor, Redactor] = (frozenset(), Redactor(), Redactor())
+        self.capture_check: Callable[[], bool] = self._flag
+
+    def _flag(self) -> bool:
+        session = self._session()
+        return bool(session and session.state.variables.get(SECURE_CAPTURE_VARIABLE))
+
+    @property
+    def capturing(self) -> bool:
+        """Whether a secure capture owns the caller's input right now."""
+        return self.capture_check()
+
+    @property
+    def redactor(self) -> Redactor:
+        """The current redactor: the sensitive variables' live values and the captured secrets."""
+        session = self._session()
+        if session is None:
+            return self._heard
+        values = secret_values(session.agent.variables, session.state.variables)
+        known, heard, built = self._cache
+        if known == values and heard is self._heard:
+            return built
+        built = self._heard.adding(values)
+        self._cache = (values, self._heard, built)
+        return built
+
+    def hear(self, text: str) -> str:
+        """A caller utterance as it may be recorded.
+
+        During a secure capture its secrets are learnt and the utterance becomes the
+        placeholder; otherwise values it names as credentials are learnt and it is redacted
+        by value.
+        """
+        if self.capturing:
+            self._heard = self._heard.adding(secrets_in_capture(text))
+            return SECURE_PLACEHOLDER
+        self._heard = self._heard.adding(self._unknown(text))
+        return self.redact(text)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced: known values and unknown ones by their shape.
+
+        Known: the sensitive variables' live values and what was heard in a secure capture.
+        Unknown: values named as a credential, and digit runs shaped like a secret (a
+        Luhn-valid card number, or at least as many digits as the shortest sensitive number).
+        """
+        unknown = self._unknown(text)
+        redactor = self.redactor
+        return (redactor.adding(unknown) if unknown else redactor).redact(text)
+
+    def _unknown(self, text: str) -> frozenset[str]:
+        """Secrets in ``text`` recognised by what names them or by their shape."""
+        session = self._session()
+        digits = secret_digits(session.agent.variables, session.state.variables) if session else None
+        return spoken_secrets(text) | shaped_secrets(text, digits)
+
+
+_BOOK: weakref.WeakKeyDictionary[StewardSession, SessionSecrets] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+_installed = False
+
+
+def secrets_for(session: StewardSession) -> SessionSecrets:
+    """The session's secrets (created on first use, shared by every consumer)."""
+    with _LOCK:
+        found = _BOOK.get(session)
+        if found is None:
+            found = _BOOK[session] = SessionSecrets(session)
+        return found
+
+
+_DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
+_FRAME_TEXT = re.compile(r"(Transcription\w*Frame\S*\(.*?text: \[)(.*?)(\])")
+
+
+def redact_everywhere(text: str) -> str:
+    """``text`` with the secrets of every live session replaced.
+
+    While a secure capture is active a log line may be written before the capture's secrets are
+    learnt (a frame is logged before it reaches the steward), so every transcription text and
+    every run of four or more digits is masked then.
+    """
+    with _LOCK:
+        books = list(_BOOK.values())
+    for book in books:
+        text = book.redact(text)
+        if book.capturing:
+            text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
+            text = _DIGIT_RUN.sub(PLACEHOLDER, text)
+    return text
+
+
+def _patch_loguru(record: Any) -> None:
+    record["message"] = redact_everywhere(record["message"])
+
+
+def install_log_redaction() -> None:
+    """Scrub live sessions' secrets from every loguru and ``logging`` record (idempotent)."""
+    global _installed
+    with _LOCK:
+        if _installed:
+            return
+        _installed = True
+    logger.configure(patcher=_patch_loguru)
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is logging's problem to report, not ours
+            return record
+        clean = redact_everywhere(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return record
+
+    logging.setLogRecordFactory(factory)

@@ -1,0 +1,130 @@
+"""Redaction by value: any secret, in any spacing, in any text, becomes the placeholder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from pipecat_steward.cli.main import main
+from pipecat_steward.core.redaction import (
+    PLACEHOLDER,
+    Redactor,
+    luhn,
+    secret_digits,
+    secret_values,
+    secrets_in_capture,
+    shaped_secrets,
+    spoken_secrets,
+)
+from pipecat_steward.core.variables import VariableSpec
+
+DIGITS = st.text(alphabet="0123456789", min_size=4, max_size=19)
+SEPARATORS = st.sampled_from(["", " ", "-", ".", "  ", " - ", "/"])
+FILLER = st.text(alphabet="abcdefghij ,.:!?\n", max_size=40)
+
+
+@given(DIGITS, SEPARATORS, FILLER, FILLER)
+def test_a_numeric_secret_is_found_in_any_spacing(secret: str, sep: str, before: str, after: str) -> None:
+    spoken = sep.join(secret)
+    text = f"{before} {spoken} {after}"
+    redacted = Redactor.of([secret]).redact(text)
+    assert spoken not in redacted and PLACEHOLDER in redacted
+    assert "".join(c for c in redacted if c.isdigit()) == ""  # the filler has no digits
+
+
+@given(st.text(alphabet="abcdefXYZ-_!", min_size=3, max_size=20), FILLER, FILLER)
+def test_a_text_secret_is_found_case_insensitively(secret: str, before: str, after: str) -> None:
+    text = f"{before} {secret.upper()} {after}"
+    assert secret.upper() not in Redactor.of([secret]).redact(text)
+
+
+def test_digits_inside_a_longer_number_are_not_a_match() -> None:
+    redactor = Redactor.of(["1234"])
+    assert redactor.redact("order 912345") == "order 912345"
+    assert redactor.redact("pin 1 2 3 4.") == f"pin {PLACEHOLDER}."
+
+
+def test_sensitive_variables_give_every_leaf_value() -> None:
+    specs = [VariableSpec(name="card", sensitive=True), VariableSpec(name="name"),
+             VariableSpec(name="ids", type="list", sensitive=True)]  # fmt: skip
+    values = {"card": "4111111111111111", "name": "Ada", "ids": ["A-99812", {"x": 77123}], "flag": True}
+    assert secret_values(specs, values) == {"4111111111111111", "A-99812", "77123"}
+
+
+def test_a_secure_capture_makes_the_utterance_and_its_numbers_secret() -> None:
+    found = secrets_in_capture("it's 4111 1111 1111 1111, expiry 12 29")
+    assert "4111 1111 1111 1111" in found and "it's 4111 1111 1111 1111, expiry 12 29" in found
+    assert Redactor.of(found).redact("card_id=4111111111111111") == f"card_id={PLACEHOLDER}"
+
+
+def test_values_named_as_credentials_are_secrets() -> None:
+    assert spoken_secrets("my password is hunter2!") == {"hunter2"}
+    assert spoken_secrets("SSN 078 05 1120 thanks") == {"078 05 1120"}
+    assert spoken_secrets("my PIN is correct, I think") == frozenset()
+    assert spoken_secrets("I'd like to book a table") == frozenset()
+
+
+def test_a_sensitive_variable_marked_for_extraction_is_a_validation_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ValidationError, match="sensitive and has `extraction: true`"):
+        VariableSpec(name="ssn", sensitive=True, extraction=True, description="The SSN.")
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "agent.yaml").write_text(yaml.safe_dump({
+        "prompt": "Hello.",
+        "variables": [{"name": "ssn", "sensitive": True, "extraction": True, "description": "The SSN."}],
+    }))  # fmt: skip
+    assert main(["validate", str(folder)]) == 1
+    assert "variables[0]" in capsys.readouterr().out
+
+
+def _with_luhn(body: str) -> str:
+    for check in "0123456789":
+        if luhn(body + check):
+            return body + check
+    raise AssertionError("unreachable")
+
+
+@given(
+    st.text("0123456789", min_size=12, max_size=18).map(_with_luhn),
+    st.lists(st.sampled_from([" ", "-", "", "  "]), min_size=20, max_size=20),
+)
+def test_a_card_number_in_any_grouping_is_found_by_its_shape(card: str, seps: list[str]) -> None:
+    spaced = "".join(d + seps[i] for i, d in enumerate(card)).strip(" -")
+    text = f"sure, charge {spaced} please"
+    found = shaped_secrets(text)
+    assert found and all(s in text for s in found)
+    redacted = Redactor.of(found).redact(text)
+    assert "".join(c for c in redacted if c.isdigit()) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "min_digits", "found"),
+    [
+        ("card 4111 1111 1111 1111 exp 12 25", None, {"4111 1111 1111 1111"}),
+        ("card 4111 1111 1111 1112", None, set()),  # fails the Luhn check
+        ("ssn 219-09-9999 born 1990-12-10", 9, {"219-09-9999"}),
+        ("ssn 219-09-9999", None, set()),  # no sensitive number declared or seen
+        ("$40.00 for pat-1815 at 10 30", 9, set()),
+        ("pin 4412", 4, {"4412"}),
+    ],
+)
+def test_digit_runs_are_secrets_by_shape(text: str, min_digits: int | None, found: set[str]) -> None:
+    assert shaped_secrets(text, min_digits) == found
+
+
+def test_the_secret_length_is_declared_or_seen() -> None:
+    specs = [
+        VariableSpec(name="ssn", sensitive=True, digits=9),
+        VariableSpec(name="pin", sensitive=True),
+        VariableSpec(name="phone"),
+    ]
+    assert secret_digits(specs, {}) == 9
+    assert secret_digits(specs, {"pin": "4412", "phone": "555"}) == 4
+    assert secret_digits(specs[1:], {"pin": "hunter2"}) is None
