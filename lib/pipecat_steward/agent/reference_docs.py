@@ -90,6 +90,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "name": "The variable's name, as conditions refer to it (letters, digits, `_`).",
         "type": "The declared type; every write is coerced to it.",
         "values": "The allowed values of an `enum` variable.",
+        "digits": "For a sensitive number (an SSN, an account number, a PIN): how many digits it has, so a caller who says one before its value is known is still redacted everywhere.",
         "linked": "Written by the host only (e.g. a verification status); the model and extraction may not write it.",
         "sensitive": "Never sent to an auxiliary model, a ledger, a trace or a log in clear.",
         "description": "What the variable means; required when `extraction` is on (the extractor is told this).",
@@ -230,6 +231,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "StepSettings": {
         "id": "The step's id (letters, digits, `_`), as in `{{#step id}}`.",
         "title": "A short title, shown in checklists.",
+        "repeatable": "An irreversible step that may run again once done (by default a completed irreversible step's tool is vetoed on repeat, naming the earlier result).",
         "guidance": "What the model should do (for steps without an inline block).",
         "requires": "Prerequisite step ids (default: the previous step; `[]`: any order).",
         "complete_when": "When the step is done (default: inferred from its block).",
