@@ -53,10 +53,25 @@ def indent(text: str) -> str:
     return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(True))
 
 
+TOOLS_PY = '''"""The agent's tools (validation checks that every tool named in agent.yaml exists)."""
+
+
+def find_patient(name: str) -> dict:
+    return {"success": True, "patient_id": "p-1"}
+
+
+def charge_card(amount: str) -> dict:
+    return {"success": True, "receipt": "r-1"}
+'''
+
+
 def make_agent(folder: Path, prompt: str = PROSE, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     body = AGENT_YAML.format(prompt=indent(prompt).rstrip("\n")) + extra
+    if "aux:" not in extra:  # judge steps need a logic_slm to resolve, as validation demands
+        body += "aux:\n  stack: openai\n"
     (folder / "agent.yaml").write_text(body, encoding="utf-8")
+    (folder / "tools.py").write_text(TOOLS_PY, encoding="utf-8")
     return folder
 
 
