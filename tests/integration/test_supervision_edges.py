@@ -110,7 +110,7 @@ async def test_a_faulty_logic_slm_is_expressible_as_a_scenario_file(mode: str) -
     async with ScriptedSLM(answer=oracle) as slm:
         traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
     problems = [p for t, turn in zip(traces, scenario.turns, strict=True)
-                for p in check_expectations(t, turn.expect)]  # fmt: skip
+                for p in check_expectations(t, turn.checks)]  # fmt: skip
     assert problems == []
     [gate] = [g for t in traces for g in t["gate"]]
     assert (gate["decision"], gate.get("reason")) == FAULTS[mode]
