@@ -124,7 +124,11 @@ async def generate(agent: Agent, seed: int, *, max_turns: int = 12) -> Conversat
     model = ChaosModel(random.Random(rng.random()), surface)
 
     def more(trace: Mapping[str, Any]) -> None:
-        if len(scenario.turns) < max_turns and trace["status"] == "in_progress":
+        # A procedure's conversation goes on after its flow is complete.
+        live = trace["status"] == "in_progress" or (
+            trace["status"] == "complete" and agent.procedures is not None
+        )
+        if len(scenario.turns) < max_turns and live:
             scenario.turns.append(ScenarioTurn(user=caller.say(trace["asks"])))
 
     slow = rng.random() < 0.2

@@ -53,7 +53,7 @@ _CLAIMS = (
     "Great, I've sent the summary.",
     "Done! You're confirmed.",
 )
-_TEXTS = ("Sure.", "Could you tell me more?", "Let me check that.", "Okay!", "")
+_TEXTS = ("Sure.", "Could you tell me more?", "Let me check that.", "Okay!", "Hmm.")
 _NAMES = ("Zoë Ñúñez", "李雷", "O'Brien-Smith", "Ana", "Dr. Amélie Dupont", "محمد")
 _WORDS = ("alpha", "table", "order", "tomorrow", "please", "really", "the", "and", "ok")
 
