@@ -26,10 +26,15 @@ from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints.contract import Identity, Payload
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
-from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosModel
-from pipecat_steward.testing.chaos_surface import AgentSurface, surface_of
+from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
+from pipecat_steward.testing.chaos_surface import AgentSurface, procedure_steps, surface_of
 from pipecat_steward.testing.direct import run_scenario_direct
-from pipecat_steward.testing.scenario import Scenario, ScenarioTurn, scripted_backend
+from pipecat_steward.testing.scenario import (
+    Scenario,
+    ScenarioTurn,
+    ScenarioVerdict,
+    scripted_backend,
+)
 
 __all__ = ["Conversation", "SlowStore", "generate", "play", "session_for", "surface_for"]
 
@@ -107,6 +112,21 @@ def _faults(rng: random.Random, agent: Agent, surface: AgentSurface) -> dict[str
     return backend
 
 
+def _host(rng: random.Random, agent: Agent) -> ChaosHost:
+    linked = {v.name: (str(v.type), tuple(v.values)) for v in agent.variables if v.linked}
+    steps = [str(s["id"]) for s in procedure_steps(agent.raw) if "id" in s]
+    return ChaosHost(rng, linked, steps)
+
+
+def _turn(host: ChaosHost, user: str) -> ScenarioTurn:
+    verdict = host.verdict()
+    return ScenarioTurn(
+        user=user,
+        variables=host.writes(),
+        verdict=ScenarioVerdict(satisfied=verdict[0], not_applicable=verdict[1]) if verdict else None,
+    )
+
+
 async def generate(agent: Agent, seed: int, *, max_turns: int = 12) -> Conversation:
     """Play the seeded chaos conversation ``seed`` against ``agent`` (see ``chaos_agent``)."""
     rng = random.Random(seed)
@@ -123,13 +143,15 @@ async def generate(agent: Agent, seed: int, *, max_turns: int = 12) -> Conversat
     )
     model = ChaosModel(random.Random(rng.random()), surface)
 
+    host = _host(rng, agent)
+
     def more(trace: Mapping[str, Any]) -> None:
         # A procedure's conversation goes on after its flow is complete.
         live = trace["status"] == "in_progress" or (
             trace["status"] == "complete" and agent.procedures is not None
         )
         if len(scenario.turns) < max_turns and live:
-            scenario.turns.append(ScenarioTurn(user=caller.say(trace["asks"])))
+            scenario.turns.append(_turn(host, caller.say(trace["asks"])))
 
     slow = rng.random() < 0.2
     return await play(agent, scenario, model=model, on_trace=more, slow=slow, canary=canary)

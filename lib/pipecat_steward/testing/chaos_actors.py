@@ -24,6 +24,7 @@ from pipecat_steward.testing.script import Call, Say, Step
 
 __all__ = [
     "FILLERS",
+    "ChaosHost",
     "PLAIN_AFFIRMATIONS",
     "ChaosCaller",
     "ChaosModel",
@@ -165,7 +166,7 @@ class ChaosModel:
         """The next inference of ``turn`` (None: stop and let the directive be spoken)."""
         if len(turn.llm) >= self.max_inferences:
             return None
-        return self.infer(sorted(action.visible_tools))
+        return self.infer(sorted(set(action.visible_tools) | set(self.surface.own)))
 
     def step(self, snapshot: Any) -> Step:
         """A ``ScriptedLLM`` dynamic step: the same choice from the tools the context shows."""
@@ -222,3 +223,41 @@ class ChaosModel:
 
 def _is_steward(name: str) -> bool:
     return any(word in name for word in ("confirm", "reject", "correct", "decline", "cancel"))
+
+
+class ChaosHost:
+    """The platform around the call: writes linked variables and injects judge verdicts at random.
+
+    Args:
+        rng: The seeded source.
+        linked: Linked variable name → its type and allowed values.
+        steps: Procedure step ids a verdict may name.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        linked: Mapping[str, tuple[str, Sequence[str]]],
+        steps: Sequence[str],
+    ) -> None:
+        self.rng = rng
+        self.linked = linked
+        self.steps = steps
+        self.values = Values(rng)
+
+    def writes(self) -> dict[str, Any]:
+        """Host writes before a caller turn (often none)."""
+        if not self.linked or self.rng.random() > 0.3:
+            return {}
+        name = self.rng.choice(sorted(self.linked))
+        kind, allowed = self.linked[name]
+        if allowed:
+            return {name: self.rng.choice(list(allowed))}
+        return {name: self.rng.choice([0, 40, 150]) if kind == "number" else self.values.of(kind)}
+
+    def verdict(self) -> tuple[list[str], list[str]] | None:
+        """A judge verdict before a caller turn: ``(satisfied, not_applicable)``, often none."""
+        if not self.steps or self.rng.random() > 0.4:
+            return None
+        steps = self.rng.sample(list(self.steps), min(len(self.steps), self.rng.randint(1, 4)))
+        return (steps, []) if self.rng.random() < 0.8 else ([], steps)

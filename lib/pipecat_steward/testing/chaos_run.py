@@ -23,7 +23,7 @@ from pipecat_steward.testing.chaos_invariants import (
     check_agreement,
     check_resume,
 )
-from pipecat_steward.testing.shrink import shrink, write_scenario
+from pipecat_steward.testing.shrink import shrink, violations_of, write_scenario
 
 __all__ = ["ChaosReport", "run_chaos"]
 
@@ -38,7 +38,8 @@ class ChaosReport:
         turns: Caller turns played in all.
         seconds: Wall time.
         counts: Invariant → conversations that broke it.
-        first: Invariant → ``(seed, violation)`` of its first counterexample.
+        first: Violation class (``Violation.key``) → ``(seed, violation)`` of its first
+            counterexample.
         written: Scenario files written for the shrunk counterexamples.
     """
 
@@ -82,9 +83,9 @@ async def run_chaos(
         for name in {v.invariant for v in found}:
             report.counts[name] += 1
         for violation in found:
-            if violation.invariant not in report.first:
-                report.first[violation.invariant] = (current, violation)
-                report.kept[violation.invariant] = conversation
+            if violation.key not in report.first:
+                report.first[violation.key] = (current, violation)
+                report.kept[violation.key] = conversation
     report.seconds = time.perf_counter() - start
     if out is not None:
         await _write(agent, report, out)
@@ -92,7 +93,9 @@ async def run_chaos(
 
 
 async def _write(agent: Agent, report: ChaosReport, out: Path) -> None:
-    for name, (current, violation) in sorted(report.first.items()):
-        scenario = await shrink(agent, report.kept[name].scenario, name)
-        path = out / f"{name}_{current}.yaml"
-        report.written.append(write_scenario(path, scenario, violation))
+    for key, (current, violation) in sorted(report.first.items()):
+        scenario = await shrink(agent, report.kept[key].scenario, key)
+        again = await violations_of(agent, scenario, violation.invariant)
+        shrunk = next((v for v in again if v.key == key), violation)
+        path = out / f"{key}_{current}.yaml".replace("-", "_")
+        report.written.append(write_scenario(path, scenario, shrunk))

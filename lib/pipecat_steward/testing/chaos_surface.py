@@ -24,6 +24,7 @@ __all__ = [
     "AgentSurface",
     "Irreversible",
     "chaos_agent",
+    "procedure_steps",
     "surface_of",
 ]
 
@@ -68,6 +69,7 @@ class AgentSurface:
         slots: The caller-fillable slot names.
         clears: Task tool → slots its failure clears (an authored, legitimate reset).
         sensitive: Names of the sensitive variables.
+        own: The agent's own tools (always offered to the model).
     """
 
     tools: Mapping[str, Mapping[str, str]]
@@ -75,6 +77,7 @@ class AgentSurface:
     slots: tuple[str, ...] = ()
     clears: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {})
     sensitive: tuple[str, ...] = ()
+    own: tuple[str, ...] = ()
 
 
 def chaos_agent(agent: Agent | str | Path) -> Agent:
@@ -115,6 +118,7 @@ def surface_of(agent: Agent, extra: Mapping[str, tuple[str, dict[str, Any], list
         tuple(flow.user_slots),
         clears,
         tuple(v.name for v in agent.variables if v.sensitive),
+        tuple(agent.llm_tools),
     )
 
 
@@ -143,14 +147,15 @@ def _irreversible(agent: Agent) -> dict[str, Irreversible]:
         tool = str(intent.get("executor", ""))
         if tool:
             acts[tool] = Irreversible(tool, "intent", tuple(intent.get("required") or ()))
-    for step in _procedure_steps(agent.raw):
+    for step in procedure_steps(agent.raw):
         done = cast(Mapping[str, Any], step.get("complete_when") or {})
         if step.get("irreversible") and done.get("tool"):
             acts[str(done["tool"])] = Irreversible(str(done["tool"]), "procedure")
     return acts
 
 
-def _procedure_steps(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def procedure_steps(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The step settings of the main procedure and of every topic's."""
     bodies = [raw.get("procedure") or {}]
     topics = cast(Mapping[str, Any], raw.get("procedures") or {})
     bodies += [cast(Mapping[str, Any], t).get("procedure") or {} for t in topics.values()]

@@ -39,12 +39,25 @@ async def violations_of(agent: Agent, scenario: Scenario, invariant: str = "") -
     return found
 
 
-async def shrink(agent: Agent, scenario: Scenario, invariant: str, *, budget: int = 200) -> Scenario:
-    """The smallest variant of ``scenario`` found that still violates ``invariant``."""
+async def shrink(
+    agent: Agent,
+    scenario: Scenario,
+    key: str,
+    *,
+    budget: int = 200,
+    holds: Holds | None = None,
+) -> Scenario:
+    """The smallest variant of ``scenario`` found that still has a violation of class ``key``.
 
-    async def holds(candidate: Scenario) -> bool:
+    ``holds`` replaces the check (any property of a scenario to keep while cutting).
+    """
+    invariant = key.split("-", 1)[0]
+
+    async def violated(candidate: Scenario) -> bool:
         found = await violations_of(agent, candidate, invariant)
-        return any(v.invariant == invariant for v in found)
+        return any(v.key == key for v in found)
+
+    holds = holds or violated
 
     best = scenario.model_copy(deep=True)
     improved = True
@@ -94,7 +107,7 @@ def write_scenario(path: Path, scenario: Scenario, violation: Violation) -> Path
     named = scenario.model_copy(
         update={
             "name": path.stem,
-            "description": f"chaos counterexample: {violation.invariant} (turn {violation.turn}): "
+            "description": f"chaos counterexample: {violation.key} (turn {violation.turn}): "
             f"{violation.detail}",
         }
     )
