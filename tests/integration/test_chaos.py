@@ -7,6 +7,10 @@ regression scenario as an expected failure. Once every invariant holds, make it 
 
 from __future__ import annotations
 
+from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+
+# isort: split
+
 import re
 from pathlib import Path
 

@@ -94,7 +94,10 @@ def test_a_settled_answer_changes_only_on_a_turn_with_content(
 def test_a_declined_slot_asked_again_and_a_silent_reply_are_flagged() -> None:
     declined = slots("declined", special_requests=None)
     again = trace(2, "what?", slots=declined, asks=["special_requests"], bot=[])
-    assert set(keys(trace(1, "no", slots=declined), again)) == {"declined_reasked", "unanswered_turn"}
+    assert set(keys(trace(1, "no", slots=declined), again)) == {
+        "declined_reasked",
+        "unanswered_turn",
+    }
     assert keys(trace(1, "  ", bot=[])) == []  # a blank turn may get a deliberate silence
 
 
@@ -129,3 +132,13 @@ async def test_the_shrinker_keeps_only_what_the_property_needs() -> None:
 
     small = await shrink(AGENT, scenario, "any", holds=holds)
     assert [t.user for t in small.turns] == ["needle"] and small.backend == {}
+
+
+async def test_the_shrinker_cuts_a_long_turn_down() -> None:
+    scenario = Scenario(name="s", turns=[ScenarioTurn(user="word " * 100 + "needle")])
+
+    async def holds(candidate: Scenario) -> bool:
+        return "needle" in candidate.turns[0].user
+
+    small = await shrink(AGENT, scenario, "any", holds=holds)
+    assert small.turns[0].user.endswith("needle") and len(small.turns[0].user) <= 40

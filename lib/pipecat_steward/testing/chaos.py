@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import inspect
 import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.dispatch import ToolFn
@@ -74,11 +75,16 @@ class SlowStore(MemoryCheckpointStore):
         self.last: dict[str, Any] = {}
 
     async def save(
-        self, identity: Identity, payload: Payload, expected_version: int, *, ttl: float | None = None
+        self,
+        identity: Identity,
+        payload: Payload,
+        expected_version: int,
+        *,
+        ttl: float | None = None,
     ) -> int:
         await asyncio.sleep(self.delay_s)
         version = await super().save(identity, payload, expected_version, ttl=ttl)
-        self.last = dict(payload)
+        self.last = dict(cast(Mapping[str, Any], payload))
         return version
 
 
@@ -99,7 +105,9 @@ def canary_for(seed: int) -> str:
     return f"4929{seed:08d}7731"
 
 
-def _faults(rng: random.Random, agent: Agent, surface: AgentSurface) -> dict[str, list[dict[str, Any]]]:
+def _faults(
+    rng: random.Random, agent: Agent, surface: AgentSurface
+) -> dict[str, list[dict[str, Any]]]:
     """Executors that fail or raise: scripted backend results (an empty list raises)."""
     executors = set(agent.flow.executors) | set(surface.irreversible) | set(agent.llm_tools)
     backend: dict[str, list[dict[str, Any]]] = {}
@@ -123,7 +131,9 @@ def _turn(host: ChaosHost, user: str) -> ScenarioTurn:
     return ScenarioTurn(
         user=user,
         variables=host.writes(),
-        verdict=ScenarioVerdict(satisfied=verdict[0], not_applicable=verdict[1]) if verdict else None,
+        verdict=ScenarioVerdict(satisfied=verdict[0], not_applicable=verdict[1])
+        if verdict
+        else None,
     )
 
 
@@ -208,14 +218,18 @@ def _recorded(agent: Agent, surface: AgentSurface, conversation: Conversation) -
 
 
 def _recorder(name: str, fn: ToolFn, conversation: Conversation) -> ToolFn:
-    async def tool(**args: Any) -> Any:
-        result: Any = fn(**args)
-        if asyncio.iscoroutine(result):
-            result = await result
-        conversation.backend.append((name, dict(args), dict(result)))
+    def log(args: dict[str, Any], result: Any) -> Any:
+        conversation.backend.append((name, args, dict(result)))
         return result
 
-    return tool
+    async def later(args: dict[str, Any], pending: Any) -> Any:
+        return log(args, await pending)
+
+    def tool(**args: Any) -> Any:
+        result: Any = fn(**args)
+        return later(args, result) if inspect.isawaitable(result) else log(args, result)
+
+    return cast(ToolFn, tool)
 
 
 class _ListHandler(logging.Handler):
@@ -227,7 +241,7 @@ class _ListHandler(logging.Handler):
         self.sink.append(record.getMessage())
 
 
-class _captured_logs:  # noqa: N801 - used as a context manager
+class _captured_logs:
     def __init__(self, sink: list[str]) -> None:
         self.handler = _ListHandler(sink)
         self.root = logging.getLogger()

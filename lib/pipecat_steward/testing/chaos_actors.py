@@ -141,7 +141,9 @@ class ChaosCaller:
             about = f"{asked[0].replace('_', ' ')} is " if asked and r.random() < 0.5 else ""
             return f"{about}{value}"
         if kind == "correction":
-            return r.choice([f"actually, {value}", f"no, I meant {value}", f"sorry, {value} not that"])
+            return r.choice(
+                [f"actually, {value}", f"no, I meant {value}", f"sorry, {value} not that"]
+            )
         if kind == "refusal":
             return r.choice(_REFUSALS)
         if kind == "filler":
@@ -154,9 +156,7 @@ class ChaosCaller:
 class ChaosModel:
     """A seeded adversarial model over an agent's surface."""
 
-    def __init__(
-        self, rng: random.Random, surface: AgentSurface, max_inferences: int = 3
-    ) -> None:
+    def __init__(self, rng: random.Random, surface: AgentSurface, max_inferences: int = 3) -> None:
         self.rng = rng
         self.surface = surface
         self.values = Values(rng)

@@ -30,10 +30,10 @@ from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
-from pipecat_steward.testing.direct import run_scenario_direct
 from pipecat_steward.testing.chaos import Conversation, session_for, surface_for
 from pipecat_steward.testing.chaos_actors import carries_content, is_plain_affirmation
 from pipecat_steward.testing.chaos_surface import AgentSurface, Irreversible
+from pipecat_steward.testing.direct import run_scenario_direct
 
 __all__ = ["INVARIANTS", "Violation", "check", "check_agreement", "check_resume", "decisions"]
 
@@ -107,7 +107,9 @@ def _irreversible(
         if problem:
             reason = problem.split(" ", 2)[1] if problem.startswith("ran ") else "early"
             found.append(
-                Violation("unconfirmed_irreversible", turn, f"{tool}: {problem}", f"{tool}-{reason}")
+                Violation(
+                    "unconfirmed_irreversible", turn, f"{tool}: {problem}", f"{tool}-{reason}"
+                )
             )
     return found
 
@@ -145,7 +147,9 @@ def _repeats(surface: AgentSurface, conversation: Conversation) -> list[Violatio
         key = (tool, str(args.get("idempotency_key", "")))
         seen[key] = seen.get(key, 0) + 1
     return [
-        Violation("repeated_irreversible", 0, f"{tool} succeeded {n} times (key {key or '-'})", tool)
+        Violation(
+            "repeated_irreversible", 0, f"{tool} succeeded {n} times (key {key or '-'})", tool
+        )
         for (tool, key), n in seen.items()
         if n > 1 and tool in surface.irreversible
     ]
@@ -176,10 +180,10 @@ def _regression(
     quiet = not carries_content(str(trace["user"]))
     for name, old in earlier.items():
         new = slots.get(name) or {"status": "empty", "value": None}
-        if quiet and old["status"] == "filled" and name not in cleared:
-            if new["status"] != "filled" or new["value"] != old["value"]:
-                detail = f"{name}: {old['value']!r} -> {new['status']} {new['value']!r}"
-                found.append(Violation("slot_regression", turn, f"{detail} on {trace['user']!r}"))
+        kept = new["status"] == "filled" and new["value"] == old["value"]
+        if quiet and old["status"] == "filled" and name not in cleared and not kept:
+            detail = f"{name}: {old['value']!r} -> {new['status']} {new['value']!r}"
+            found.append(Violation("slot_regression", turn, f"{detail} on {trace['user']!r}"))
         if old["status"] == "declined" and new["status"] == "declined" and name in trace["asks"]:
             found.append(Violation("declined_reasked", turn, f"{name} asked again"))
     return found
@@ -189,7 +193,11 @@ def _leaks(trace: Mapping[str, Any], canary: str) -> list[Violation]:
     if not canary:
         return []
     body = json.dumps({k: v for k, v in trace.items() if k != "user"}, default=str)
-    return [Violation("sensitive_leak", int(trace["turn"]), "canary in the trace")] if canary in body else []
+    return (
+        [Violation("sensitive_leak", int(trace["turn"]), "canary in the trace")]
+        if canary in body
+        else []
+    )
 
 
 def _roundtrip(agent: Agent, conversation: Conversation) -> list[Violation]:

@@ -89,7 +89,9 @@ def chaos_agent(agent: Agent | str | Path) -> Agent:
     return dataclasses.replace(loaded, variables=(*loaded.variables, spec))
 
 
-def surface_of(agent: Agent, extra: Mapping[str, tuple[str, dict[str, Any], list[str]]]) -> AgentSurface:
+def surface_of(
+    agent: Agent, extra: Mapping[str, tuple[str, dict[str, Any], list[str]]]
+) -> AgentSurface:
     """Read the surface of ``agent``; ``extra`` is the session's own tool schemas."""
     flow = agent.flow
     tools: dict[str, dict[str, str]] = {}
@@ -105,13 +107,15 @@ def surface_of(agent: Agent, extra: Mapping[str, tuple[str, dict[str, Any], list
     for name in agent.llm_tools:
         tools[name] = _signature(agent.tools[name])
     for name, (_, props, _) in extra.items():
-        tools[name] = {p: str(cast(Mapping[str, Any], s).get("type", "string")) for p, s in props.items()}
+        tools[name] = {
+            p: str(cast(Mapping[str, Any], s).get("type", "string")) for p, s in props.items()
+        }
     acts = _irreversible(agent)
     for act in acts.values():
-        tools.setdefault(act.tool, _signature(agent.tools[act.tool]) if act.tool in agent.tools else {})
-    clears = {
-        t.config.tool: tuple(t.config.on_failure.clear_slots) for t in flow.tasks
-    }
+        tools.setdefault(
+            act.tool, _signature(agent.tools[act.tool]) if act.tool in agent.tools else {}
+        )
+    clears = {t.config.tool: tuple(t.config.on_failure.clear_slots) for t in flow.tasks}
     return AgentSurface(
         tools,
         acts,
@@ -128,9 +132,7 @@ def _signature(fn: Any) -> dict[str, str]:
         if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         text = str(param.annotation)
-        out[param.name] = next(
-            (t for key, t in _PY_TYPES.items() if key in text), "string"
-        )
+        out[param.name] = next((t for key, t in _PY_TYPES.items() if key in text), "string")
     return out
 
 

@@ -80,6 +80,14 @@ def _candidates(scenario: Scenario) -> Iterator[Scenario]:
         if len(turns) > 1:
             yield _edit(scenario, lambda s, i=i: s.turns.pop(i))
     for i, turn in enumerate(turns):
+        if len(turn.user) > 40:  # a very long turn: try either half
+            half = len(turn.user) // 2
+            yield _edit(
+                scenario, lambda s, i=i, h=half: setattr(s.turns[i], "user", s.turns[i].user[h:])
+            )
+            yield _edit(
+                scenario, lambda s, i=i, h=half: setattr(s.turns[i], "user", s.turns[i].user[:h])
+            )
         if turn.variables:
             yield _edit(scenario, lambda s, i=i: s.turns[i].variables.clear())
         for j, inference in enumerate(turn.llm):
@@ -90,7 +98,8 @@ def _candidates(scenario: Scenario) -> Iterator[Scenario]:
                 yield _edit(scenario, lambda s, i=i, j=j, k=k: s.turns[i].llm[j].calls.pop(k))
                 for key in call.args:
                     yield _edit(
-                        scenario, lambda s, i=i, j=j, k=k, key=key: s.turns[i].llm[j].calls[k].args.pop(key)
+                        scenario,
+                        lambda s, i=i, j=j, k=k, key=key: s.turns[i].llm[j].calls[k].args.pop(key),
                     )
     for tool in list(scenario.backend):
         yield _edit(scenario, lambda s, tool=tool: s.backend.pop(tool))
