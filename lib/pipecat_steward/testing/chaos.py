@@ -137,8 +137,14 @@ def _turn(host: ChaosHost, user: str) -> ScenarioTurn:
     )
 
 
-async def generate(agent: Agent, seed: int, *, max_turns: int = 12) -> Conversation:
-    """Play the seeded chaos conversation ``seed`` against ``agent`` (see ``chaos_agent``)."""
+async def generate(
+    agent: Agent, seed: int, *, max_turns: int = 12, arg_faults: bool = True
+) -> Conversation:
+    """Play the seeded chaos conversation ``seed`` against ``agent`` (see ``chaos_agent``).
+
+    Without ``arg_faults`` the model's arguments are always well-formed (to reach states past a
+    crash on malformed arguments).
+    """
     rng = random.Random(seed)
     surface = surface_for(agent)
     caller = ChaosCaller(rng)
@@ -151,7 +157,7 @@ async def generate(agent: Agent, seed: int, *, max_turns: int = 12) -> Conversat
         backend=_faults(rng, agent, surface),
         turns=[first],
     )
-    model = ChaosModel(random.Random(rng.random()), surface)
+    model = ChaosModel(random.Random(rng.random()), surface, arg_faults=arg_faults)
 
     host = _host(rng, agent)
 

@@ -156,8 +156,16 @@ class ChaosCaller:
 class ChaosModel:
     """A seeded adversarial model over an agent's surface."""
 
-    def __init__(self, rng: random.Random, surface: AgentSurface, max_inferences: int = 3) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        surface: AgentSurface,
+        max_inferences: int = 3,
+        *,
+        arg_faults: bool = True,
+    ) -> None:
         self.rng = rng
+        self.arg_faults = arg_faults
         self.surface = surface
         self.values = Values(rng)
         self.max_inferences = max_inferences
@@ -210,7 +218,8 @@ class ChaosModel:
         r = self.rng
         params: Mapping[str, str] = self.surface.tools.get(name, {})
         args = {p: self.values.of(t, self.surface.slots) for p, t in params.items()}
-        variant = r.choices(["valid", "mistyped", "missing", "extra"], weights=[55, 15, 15, 15])[0]
+        weights = [55, 15, 15, 15] if self.arg_faults else [1, 0, 0, 0]
+        variant = r.choices(["valid", "mistyped", "missing", "extra"], weights=weights)[0]
         if variant == "mistyped" and args:
             key = r.choice(list(args))
             args[key] = self.values.mistyped(params[key])

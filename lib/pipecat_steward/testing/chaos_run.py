@@ -67,12 +67,13 @@ async def run_chaos(
     resume_every: int = 10,
     agree: int = 0,
     out: Path | None = None,
+    arg_faults: bool = True,
 ) -> ChaosReport:
     """Play ``n`` seeded conversations against ``agent`` (see ``chaos_agent``)."""
     report = ChaosReport(agent.name)
     start = time.perf_counter()
     for number, current in enumerate(range(seed, seed + n)):
-        conversation = await generate(agent, current)
+        conversation = await generate(agent, current, arg_faults=arg_faults)
         found = check(agent, conversation)
         if resume_every and number % resume_every == 0:
             found += await check_resume(agent, conversation, max(1, len(conversation.traces) // 2))
