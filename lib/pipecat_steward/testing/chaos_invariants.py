@@ -247,14 +247,34 @@ async def check_resume(agent: Agent, conversation: Conversation, cut: int) -> li
     return _diverged("resume_divergence", decisions(done[cut:]), decisions(rest), cut)
 
 
-async def check_agreement(agent: Agent, conversation: Conversation) -> list[Violation]:
-    """Replay the conversation through the real cascaded pipeline: decisions must agree."""
-    from pipecat_steward.testing.simulate import run_scenario  # Pipecat: imported on demand
+async def check_agreement(
+    agent: Agent, conversation: Conversation, *, s2s: bool = False
+) -> list[Violation]:
+    """Replay the conversation on a Pipecat path: the engine's decisions must agree.
 
+    The path is the real cascaded pipeline, or with ``s2s`` the speech-to-speech pipeline
+    against the OpenAI Realtime fake.
+
+    The speech-to-speech path has no blank turns (nothing is heard), so a conversation with one
+    is not replayed there.
+    """
+    # Pipecat is imported on demand: the direct checks stay free of it.
+    from pipecat_steward.testing.simulate import run_scenario
+    from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
+
+    scenario = conversation.scenario
     if conversation.error is not None:
         return []
-    piped = await run_scenario(agent, conversation.scenario)
-    return _diverged("path_disagreement", decisions(conversation.traces), decisions(piped), 0)
+    if s2s and any(not t.user.strip() for t in scenario.turns):
+        return []
+    player = run_scenario_s2s if s2s else run_scenario
+    try:
+        other = await player(agent, scenario.model_copy(deep=True))
+    except Exception as exc:
+        path = "speech-to-speech" if s2s else "pipeline"
+        return [Violation("path_disagreement", 0, f"{path} failed: {exc!r}"[:200], path)]
+    found = _diverged("path_disagreement", decisions(conversation.traces), decisions(other), 0)
+    return [Violation(v.invariant, v.turn, v.detail, "s2s" if s2s else "") for v in found]
 
 
 def _diverged(

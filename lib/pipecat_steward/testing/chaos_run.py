@@ -3,7 +3,8 @@
 ``run_chaos`` plays seeds ``seed .. seed + n - 1`` through the direct driver and checks every
 single-path invariant on each; every ``resume_every``-th conversation is also resumed from a
 mid-call checkpoint, and the first ``agree`` ones are replayed through the real cascaded
-pipeline. The first counterexample of each invariant is shrunk and, given ``out``, written as a
+pipeline (the first ``agree_s2s`` also through the speech-to-speech one). The first
+counterexample of each invariant is shrunk and, given ``out``, written as a
 scenario file.
 """
 
@@ -68,6 +69,7 @@ async def run_chaos(
     agree: int = 0,
     out: Path | None = None,
     arg_faults: bool = True,
+    agree_s2s: int = 0,
 ) -> ChaosReport:
     """Play ``n`` seeded conversations against ``agent`` (see ``chaos_agent``)."""
     report = ChaosReport(agent.name)
@@ -79,6 +81,8 @@ async def run_chaos(
             found += await check_resume(agent, conversation, max(1, len(conversation.traces) // 2))
         if number < agree:
             found += await check_agreement(agent, conversation)
+        if number < agree_s2s:
+            found += await check_agreement(agent, conversation, s2s=True)
         report.conversations += 1
         report.turns += len(conversation.traces)
         for name in {v.invariant for v in found}:

@@ -36,6 +36,7 @@ async def violations_of(agent: Agent, scenario: Scenario, invariant: str = "") -
             found += await check_resume(agent, conversation, cut)
     if invariant == "path_disagreement":
         found += await check_agreement(agent, conversation)
+        found += await check_agreement(agent, conversation, s2s=True)
     return found
 
 
