@@ -16,6 +16,7 @@ import dataclasses
 import inspect
 import logging
 import random
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -51,6 +52,7 @@ class Conversation:
         scenario: What was played (replayable).
         traces: One trace per completed caller turn.
         payloads: The checkpoint saved after each completed turn.
+        seconds: How long each completed turn took.
         backend: Every invocation of an irreversible tool: ``(tool, args, result)``.
         logs: Log lines emitted while it ran.
         error: The exception that escaped the driver, or ``"timeout"``; None when none did.
@@ -60,6 +62,7 @@ class Conversation:
     scenario: Scenario
     traces: list[dict[str, Any]] = field(default_factory=lambda: [])
     payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
+    seconds: list[float] = field(default_factory=lambda: [])
     backend: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=lambda: [])
     logs: list[str] = field(default_factory=lambda: [])
     error: str | None = None
@@ -191,11 +194,16 @@ async def play(
     plain = scenario.model_copy(update={"backend": {}})
     plain.turns = scenario.turns  # the same list: turns the caller appends are played
 
+    clock = [time.perf_counter()]
+
     def on_turn(trace: dict[str, Any]) -> None:
+        now = time.perf_counter()
+        conversation.seconds.append(now - clock[0])
         conversation.traces.append(trace)
         conversation.payloads.append(copy.deepcopy(store.last))
         if on_trace is not None:
             on_trace(trace)
+        clock[0] = time.perf_counter()  # the caller's next turn starts now
 
     with _captured_logs(conversation.logs):
         try:

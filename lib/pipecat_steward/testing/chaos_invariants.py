@@ -10,7 +10,8 @@ Names (``INVARIANTS``):
   was not a bare affirmation of a read-back, or with a value that was not read back.
 - ``repeated_irreversible``: an irreversible act succeeded twice for one idempotency key.
 - ``escaped_exception``: an exception (or a hang) escaped the engine's loop.
-- ``unanswered_turn``: a caller turn in a live conversation got no reply.
+- ``unanswered_turn``: a caller turn in a live conversation got no reply, or took longer than
+  ``TURN_BOUND_S``.
 - ``slot_regression``: a settled answer changed on a turn that carried no new content.
 - ``declined_reasked``: a slot the caller declined was asked for again.
 - ``sensitive_leak``: the sensitive canary appeared in a trace or a log line.
@@ -30,7 +31,7 @@ from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
-from pipecat_steward.testing.chaos import Conversation, session_for, surface_for
+from pipecat_steward.testing.chaos import TURN_BOUND_S, Conversation, session_for, surface_for
 from pipecat_steward.testing.chaos_actors import carries_content, is_plain_affirmation
 from pipecat_steward.testing.chaos_surface import AgentSurface, Irreversible
 from pipecat_steward.testing.direct import run_scenario_direct
@@ -77,6 +78,9 @@ def check(agent: Agent, conversation: Conversation) -> list[Violation]:
         before = traces[index - 1] if index else None
         found += _irreversible(surface, trace, before)
         found += _answered(trace)
+        found += _slow(
+            trace, conversation.seconds[index] if index < len(conversation.seconds) else 0
+        )
         found += _regression(surface, trace, before)
         found += _leaks(trace, conversation.canary)
     found += _repeats(surface, conversation)
@@ -166,6 +170,12 @@ def _answered(trace: Mapping[str, Any]) -> list[Violation]:
     if trace["bot"] or trace["status"] != "in_progress" or not str(trace["user"]).strip():
         return []
     return [Violation("unanswered_turn", int(trace["turn"]), "no reply")]
+
+
+def _slow(trace: Mapping[str, Any], seconds: float) -> list[Violation]:
+    if seconds <= TURN_BOUND_S:
+        return []
+    return [Violation("unanswered_turn", int(trace["turn"]), f"took {seconds:.1f} s", "late")]
 
 
 def _regression(
