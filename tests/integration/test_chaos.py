@@ -40,7 +40,7 @@ ENFORCED_INVARIANTS: frozenset[str] = frozenset(INVARIANTS) - {
 @pytest.mark.parametrize("bot", BOTS)
 async def test_smoke_run_breaks_no_enforced_invariant(bot: str) -> None:
     agent = chaos_agent(ROOT / "bots" / bot)
-    report = await run_chaos(agent, n=75, seed=1000, resume_every=10, agree=2, agree_s2s=1)
+    report = await run_chaos(agent, n=75, seed=1000, resume_every=10, agree=2, agree_s2s=1, slm=1)
     assert report.conversations == 75
     broken = {k: n for k, n in report.counts.items() if k in ENFORCED_INVARIANTS}
     firsts = {k: v for k, v in report.first.items() if k.split("-")[0] in broken}

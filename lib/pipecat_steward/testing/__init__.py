@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
     from pipecat_steward.testing.chaos_invariants import INVARIANTS, Violation
     from pipecat_steward.testing.chaos_run import ChaosReport, run_chaos
+    from pipecat_steward.testing.chaos_slm import ChaosSLM, check_monitored
     from pipecat_steward.testing.chaos_surface import chaos_agent
     from pipecat_steward.testing.direct import run_scenario_direct
     from pipecat_steward.testing.pipeline import (
@@ -78,6 +79,7 @@ _WHERE = {
     "chaos_actors": ("ChaosCaller", "ChaosHost", "ChaosModel"),
     "chaos_invariants": ("INVARIANTS", "Violation"),
     "chaos_run": ("ChaosReport", "run_chaos"),
+    "chaos_slm": ("ChaosSLM", "check_monitored"),
     "chaos_surface": ("chaos_agent",),
     "shrink": ("shrink", "write_scenario"),
     "scripted_slm": (
@@ -92,6 +94,8 @@ __all__ = [
     "ChaosHost",
     "ChaosModel",
     "ChaosReport",
+    "ChaosSLM",
+    "check_monitored",
     "INVARIANTS",
     "Violation",
     "chaos_agent",

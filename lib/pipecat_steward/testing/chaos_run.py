@@ -3,7 +3,8 @@
 ``run_chaos`` plays seeds ``seed .. seed + n - 1`` through the direct driver and checks every
 single-path invariant on each; every ``resume_every``-th conversation is also resumed from a
 mid-call checkpoint, and the first ``agree`` ones are replayed through the real cascaded
-pipeline (the first ``agree_s2s`` also through the speech-to-speech one). The first
+pipeline (the first ``agree_s2s`` also through the speech-to-speech one, the first ``slm`` with
+the monitor and extractor on a chaotic logic_slm when the agent has one). The first
 counterexample of each invariant is shrunk and, given ``out``, written as a
 scenario file.
 """
@@ -24,6 +25,7 @@ from pipecat_steward.testing.chaos_invariants import (
     check_agreement,
     check_resume,
 )
+from pipecat_steward.testing.chaos_slm import check_monitored
 from pipecat_steward.testing.shrink import shrink, violations_of, write_scenario
 
 __all__ = ["ChaosReport", "run_chaos"]
@@ -70,6 +72,7 @@ async def run_chaos(
     out: Path | None = None,
     arg_faults: bool = True,
     agree_s2s: int = 0,
+    slm: int = 0,
 ) -> ChaosReport:
     """Play ``n`` seeded conversations against ``agent`` (see ``chaos_agent``)."""
     report = ChaosReport(agent.name)
@@ -83,6 +86,8 @@ async def run_chaos(
             found += await check_agreement(agent, conversation)
         if number < agree_s2s:
             found += await check_agreement(agent, conversation, s2s=True)
+        if number < slm:
+            found += await check_monitored(agent, conversation)
         report.conversations += 1
         report.turns += len(conversation.traces)
         for name in {v.invariant for v in found}:
@@ -100,7 +105,7 @@ async def run_chaos(
 async def _write(agent: Agent, report: ChaosReport, out: Path) -> None:
     for key, (current, violation) in sorted(report.first.items()):
         scenario = await shrink(agent, report.kept[key].scenario, key)
-        again = await violations_of(agent, scenario, violation.invariant)
+        again = await violations_of(agent, scenario, violation.invariant, slm=key.endswith("-slm"))
         shrunk = next((v for v in again if v.key == key), violation)
         path = out / f"{key}_{current}.yaml".replace("-", "_")
         report.written.append(write_scenario(path, scenario, shrunk))

@@ -20,6 +20,7 @@ from pipecat_steward.testing.chaos_invariants import (
     check_agreement,
     check_resume,
 )
+from pipecat_steward.testing.chaos_slm import check_monitored
 from pipecat_steward.testing.scenario import Scenario
 
 __all__ = ["shrink", "violations_of", "write_scenario"]
@@ -27,10 +28,14 @@ __all__ = ["shrink", "violations_of", "write_scenario"]
 Holds = Callable[[Scenario], Awaitable[bool]]
 
 
-async def violations_of(agent: Agent, scenario: Scenario, invariant: str = "") -> list[Violation]:
-    """Replay ``scenario`` and return its violations (path checks only when asked for)."""
+async def violations_of(
+    agent: Agent, scenario: Scenario, invariant: str = "", *, slm: bool = False
+) -> list[Violation]:
+    """Replay ``scenario`` and return its violations (path and logic_slm checks when asked)."""
     conversation = await play(agent, scenario.model_copy(deep=True))
     found = check(agent, conversation)
+    if slm:
+        found += await check_monitored(agent, conversation)
     if invariant == "resume_divergence":
         for cut in range(1, len(conversation.traces)):
             found += await check_resume(agent, conversation, cut)
@@ -55,7 +60,7 @@ async def shrink(
     invariant = key.split("-", 1)[0]
 
     async def violated(candidate: Scenario) -> bool:
-        found = await violations_of(agent, candidate, invariant)
+        found = await violations_of(agent, candidate, invariant, slm=key.endswith("-slm"))
         return any(v.key == key for v in found)
 
     holds = holds or violated
