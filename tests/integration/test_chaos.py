@@ -31,6 +31,7 @@ ENFORCED_INVARIANTS: frozenset[str] = frozenset(INVARIANTS) - {
     "unconfirmed_irreversible",  # a content-bearing "yes" runs a confirmed intent executor
     "escaped_exception",  # a setter called with missing or extra arguments raises TypeError
     "slot_regression",  # correct_slot overwrites a settled answer on a bare "that's right"
+    "slow_turn",  # a stalled executor holds the caller's turn (no executor deadline)
     "resume_divergence",  # a blank caller turn is recorded in the previous turn's record
     "path_disagreement",  # the direct driver plays past refused calls; the pipeline stops
 }

@@ -99,7 +99,7 @@ def test_a_declined_slot_asked_again_and_a_silent_reply_are_flagged() -> None:
         "unanswered_turn",
     }
     assert keys(trace(1, "  ", bot=[])) == []  # a blank turn may get a deliberate silence
-    assert keys(trace(1, "hi"), seconds=[60.0]) == ["unanswered_turn-late"]
+    assert keys(trace(1, "hi"), seconds=[60.0]) == ["slow_turn"]
     assert keys(trace(1, "hi"), seconds=[0.01]) == []
 
 

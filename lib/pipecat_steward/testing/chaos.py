@@ -38,7 +38,16 @@ from pipecat_steward.testing.scenario import (
     scripted_backend,
 )
 
-__all__ = ["Conversation", "SlowStore", "generate", "play", "session_for", "surface_for"]
+__all__ = [
+    "DELAY_KEY",
+    "Conversation",
+    "SlowStore",
+    "generate",
+    "play",
+    "session_for",
+    "surface_for",
+    "without_delays",
+]
 
 TURN_BOUND_S = 5.0
 """A caller turn that takes longer than this has hung (the direct driver needs milliseconds)."""
@@ -140,6 +149,45 @@ def _turn(host: ChaosHost, user: str) -> ScenarioTurn:
     )
 
 
+DELAY_KEY = "chaos_delay_s"
+"""A scenario backend entry ``[{chaos_delay_s: X}]``: the real tool answers, X seconds late."""
+
+
+def _delays(
+    rng: random.Random, agent: Agent, surface: AgentSurface
+) -> dict[str, list[dict[str, Any]]]:
+    """Rarely, one executor that answers late (a stall past the turn bound, or barely late)."""
+    names = set(agent.flow.executors) | set(agent.llm_tools) | set(surface.irreversible)
+    executors = sorted(t for t in names if t in agent.tools)
+    if not executors or rng.random() > 0.01:
+        return {}
+    late = rng.choice([0.05, TURN_BOUND_S + 1.0]) if rng.random() < 0.5 else 0.05
+    return {rng.choice(executors): [{DELAY_KEY: late}]}
+
+
+def without_delays(scenario: Scenario) -> Scenario:
+    """``scenario`` with its late executors answering on time (for players that cannot delay)."""
+    backend = {t: r for t, r in scenario.backend.items() if not (r and DELAY_KEY in r[0])}
+    return scenario.model_copy(update={"backend": backend})
+
+
+def _delayed(agent: Agent, scenario: Scenario) -> Agent:
+    tools: dict[str, ToolFn] = dict(agent.tools)
+    for name, results in scenario.backend.items():
+        if results and DELAY_KEY in results[0] and name in tools:
+            tools[name] = _late(tools[name], float(results[0][DELAY_KEY]))
+    return dataclasses.replace(agent, tools=tools)
+
+
+def _late(fn: ToolFn, seconds: float) -> ToolFn:
+    async def tool(**args: Any) -> Any:
+        await asyncio.sleep(seconds)
+        result: Any = fn(**args)
+        return await result if inspect.isawaitable(result) else result
+
+    return cast(ToolFn, tool)
+
+
 async def generate(
     agent: Agent, seed: int, *, max_turns: int = 12, arg_faults: bool = True
 ) -> Conversation:
@@ -157,7 +205,7 @@ async def generate(
         name=f"chaos_{agent.name}_{seed}",
         description=f"chaos conversation, seed {seed}",
         seed=seed,
-        backend=_faults(rng, agent, surface),
+        backend={**_delays(random.Random(f"delay-{seed}"), agent, surface), **_faults(rng, agent, surface)},
         turns=[first],
     )
     model = ChaosModel(random.Random(rng.random()), surface, arg_faults=arg_faults)
@@ -188,7 +236,8 @@ async def play(
     """Play ``scenario`` through the direct driver and record what the invariants read."""
     conversation = Conversation(scenario, canary=canary or canary_for(scenario.seed))
     surface = surface_for(agent)
-    backed = _recorded(scripted_backend(agent, scenario.backend), surface, conversation)
+    timely = without_delays(scenario).backend
+    backed = _recorded(scripted_backend(_delayed(agent, scenario), timely), surface, conversation)
     store = SlowStore(0.001 if slow else 0.0)
     identity = Identity("chaos", agent.name, scenario.name)
     plain = scenario.model_copy(update={"backend": {}})

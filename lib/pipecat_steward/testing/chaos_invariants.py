@@ -10,8 +10,8 @@ Names (``INVARIANTS``):
   was not a bare affirmation of a read-back, or with a value that was not read back.
 - ``repeated_irreversible``: an irreversible act succeeded twice for one idempotency key.
 - ``escaped_exception``: an exception (or a hang) escaped the engine's loop.
-- ``unanswered_turn``: a caller turn in a live conversation got no reply, or took longer than
-  ``TURN_BOUND_S``.
+- ``unanswered_turn``: a caller turn in a live conversation got no reply.
+- ``slow_turn``: a caller turn took longer than ``TURN_BOUND_S`` (a stalled executor).
 - ``slot_regression``: a settled answer changed on a turn that carried no new content.
 - ``declined_reasked``: a slot the caller declined was asked for again.
 - ``sensitive_leak``: the sensitive canary appeared in a trace or a log line.
@@ -31,7 +31,13 @@ from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
-from pipecat_steward.testing.chaos import TURN_BOUND_S, Conversation, session_for, surface_for
+from pipecat_steward.testing.chaos import (
+    TURN_BOUND_S,
+    Conversation,
+    session_for,
+    surface_for,
+    without_delays,
+)
 from pipecat_steward.testing.chaos_actors import carries_content, is_plain_affirmation
 from pipecat_steward.testing.chaos_surface import AgentSurface, Irreversible
 from pipecat_steward.testing.direct import run_scenario_direct
@@ -43,6 +49,7 @@ INVARIANTS = (
     "repeated_irreversible",
     "escaped_exception",
     "unanswered_turn",
+    "slow_turn",
     "slot_regression",
     "declined_reasked",
     "sensitive_leak",
@@ -175,7 +182,7 @@ def _answered(trace: Mapping[str, Any]) -> list[Violation]:
 def _slow(trace: Mapping[str, Any], seconds: float) -> list[Violation]:
     if seconds <= TURN_BOUND_S:
         return []
-    return [Violation("unanswered_turn", int(trace["turn"]), f"took {seconds:.1f} s", "late")]
+    return [Violation("slow_turn", int(trace["turn"]), f"took {seconds:.1f} s")]
 
 
 def _regression(
@@ -246,7 +253,7 @@ def decisions(traces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 async def check_resume(agent: Agent, conversation: Conversation, cut: int) -> list[Violation]:
     """Resume after turn ``cut`` from a checkpoint: the rest must decide as the unbroken run."""
-    scenario, done = conversation.scenario, conversation.traces
+    scenario, done = without_delays(conversation.scenario), conversation.traces
     if conversation.error is not None or not 0 < cut < len(done):
         return []
     store = MemoryCheckpointStore()
@@ -272,7 +279,7 @@ async def check_agreement(
     from pipecat_steward.testing.simulate import run_scenario
     from pipecat_steward.testing.simulate_s2s import run_scenario_s2s
 
-    scenario = conversation.scenario
+    scenario = without_delays(conversation.scenario)
     if conversation.error is not None:
         return []
     if s2s and any(not t.user.strip() for t in scenario.turns):

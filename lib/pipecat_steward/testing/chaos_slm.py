@@ -15,7 +15,7 @@ import re
 
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.storage.ledger import MemoryLedger
-from pipecat_steward.testing.chaos import Conversation
+from pipecat_steward.testing.chaos import Conversation, without_delays
 from pipecat_steward.testing.chaos_invariants import Violation
 from pipecat_steward.testing.scripted_slm import (
     Answer,
@@ -64,7 +64,7 @@ class ChaosSLM:
 
 async def check_monitored(agent: Agent, conversation: Conversation) -> list[Violation]:
     """Replay ``conversation`` with the monitor and extractor on a chaotic logic_slm."""
-    scenario = conversation.scenario.model_copy(deep=True)
+    scenario = without_delays(conversation.scenario).model_copy(deep=True)
     if conversation.error is not None or "aux" not in agent.raw:
         return []
     ledger = MemoryLedger()
