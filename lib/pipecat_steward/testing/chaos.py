@@ -205,7 +205,10 @@ async def generate(
         name=f"chaos_{agent.name}_{seed}",
         description=f"chaos conversation, seed {seed}",
         seed=seed,
-        backend={**_delays(random.Random(f"delay-{seed}"), agent, surface), **_faults(rng, agent, surface)},
+        backend={
+            **_delays(random.Random(f"delay-{seed}"), agent, surface),
+            **_faults(rng, agent, surface),
+        },
         turns=[first],
     )
     model = ChaosModel(random.Random(rng.random()), surface, arg_faults=arg_faults)
