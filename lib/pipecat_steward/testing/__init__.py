@@ -2,7 +2,8 @@
 
 A scripted LLM service, local fakes of the LLM providers, a text-mode pipeline runner, the
 scenario format and two ways to play a scenario: through the real Pipecat pipeline
-(``run_scenario``) or straight through the engine driver (``run_scenario_direct``).
+(``run_scenario``) or straight through the engine driver (``run_scenario_direct``), and chaos
+testing: a seeded caller and model, safety invariants and a shrinker (``run_chaos``).
 
 Names load lazily, so importing the framework-free parts (``scenario``, ``direct``) does not
 import Pipecat.
@@ -14,6 +15,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
+    from pipecat_steward.testing.chaos_invariants import INVARIANTS, Violation
+    from pipecat_steward.testing.chaos_run import ChaosReport, run_chaos
+    from pipecat_steward.testing.chaos_slm import ChaosSLM, check_monitored
+    from pipecat_steward.testing.chaos_surface import chaos_agent
     from pipecat_steward.testing.direct import run_scenario_direct
     from pipecat_steward.testing.pipeline import (
         PlaybackTransport,
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
         RealtimeServer,
         nova_sonic_service,
     )
+    from pipecat_steward.testing.shrink import shrink, write_scenario
     from pipecat_steward.testing.simulate import run_scenario
 
 _WHERE = {
@@ -73,6 +80,12 @@ _WHERE = {
     ),
     "simulate": ("run_scenario",),
     "direct": ("run_scenario_direct",),
+    "chaos_actors": ("ChaosCaller", "ChaosHost", "ChaosModel"),
+    "chaos_invariants": ("INVARIANTS", "Violation"),
+    "chaos_run": ("ChaosReport", "run_chaos"),
+    "chaos_slm": ("ChaosSLM", "check_monitored"),
+    "chaos_surface": ("chaos_agent",),
+    "shrink": ("shrink", "write_scenario"),
     "scripted_slm": (
         "Delayed", "Fail", "SLMRequest", "ScriptedSLM", "VerdictOracle", "null_object",
         "run_scenario_monitored", "verdict",
@@ -81,6 +94,18 @@ _WHERE = {
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
+    "ChaosCaller",
+    "ChaosHost",
+    "ChaosModel",
+    "ChaosReport",
+    "ChaosSLM",
+    "check_monitored",
+    "INVARIANTS",
+    "Violation",
+    "chaos_agent",
+    "run_chaos",
+    "shrink",
+    "write_scenario",
     "verdict",
     "run_scenario_monitored",
     "null_object",

@@ -24,6 +24,7 @@ from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
+    ScenarioTurn,
     TurnClock,
     before_turn,
     resume_point,
@@ -32,18 +33,34 @@ from pipecat_steward.testing.scenario import (
     turn_record,
 )
 
-__all__ = ["run_scenario_direct"]
+__all__ = ["ModelPolicy", "run_scenario_direct"]
+
+ModelPolicy = Callable[[Action, ScenarioTurn], ScenarioInference | None]
+"""Decides an inference once a turn's scripted ones are used up (None: the model stops).
+
+The inference it returns is appended to the turn's ``llm`` list, so the scenario then holds
+exactly what was played and replays it on any path.
+"""
 
 
 class _DirectHost:
     """The driver's host: a scripted model instead of an LLM service."""
 
-    def __init__(self, driver: Driver, session: StewardSession) -> None:
+    def __init__(
+        self, driver: Driver, session: StewardSession, model: ModelPolicy | None = None
+    ) -> None:
         self.driver = driver
         self.session = session
         self.queue: list[ScenarioInference] = []
+        self.model = model
+        self.turn: ScenarioTurn | None = None
 
     async def run_llm(self, action: Action) -> None:
+        if not self.queue and self.model is not None and self.turn is not None:
+            step = self.model(action, self.turn)
+            if step is not None:
+                self.turn.llm.append(step)  # recorded: the scenario replays what was played
+                self.queue.append(step)
         if not self.queue:
             if action.directive:
                 self.session.spoke(action.directive, "llm")
@@ -102,13 +119,16 @@ async def run_scenario_direct(
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
     on_conflict: ConflictListener | None = None,
+    model: ModelPolicy | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through the driver; return one trace per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and completed turns are
     skipped, so a killed run resumes when run again. ``on_conflict`` is told once when another
     worker took the call over (as ``Steward.on_conflict`` is on a pipeline); it may end the run,
-    e.g. by cancelling the task that drives it.
+    e.g. by cancelling the task that drives it. A ``model`` answers the inferences the script
+    leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
+    ``scenario.turns`` are played too (a caller that reacts to the bot).
     """
     loaded = scripted_backend(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
@@ -119,7 +139,7 @@ async def run_scenario_direct(
         session.conflict_listeners.append(on_conflict)
     await session.restore()
     driver = Driver(session)
-    host = _DirectHost(driver, session)
+    host = _DirectHost(driver, session, model)
     traces: list[dict[str, Any]] = []
     done = resume_point(session, scenario)
     for number, turn in enumerate(scenario.turns, 1):
@@ -128,6 +148,7 @@ async def run_scenario_direct(
         clock.turn = number
         before_turn(session, turn)
         host.queue = list(turn.llm)
+        host.turn = turn
         first = not any(u for t in session.turns for u in t.bot)
         since = len(session.turns)
         await driver.inference(host, turn.user, first_turn=first, speculative=False)
