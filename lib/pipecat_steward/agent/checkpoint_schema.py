@@ -53,6 +53,7 @@ class _Procedures(_Strict):
     empty_results: list[tuple[str, str]]
     violations: list[_Violation]
     visit: Count
+    receipts: list[tuple[str, str]] = []
 
 
 class _Offer(_Strict):

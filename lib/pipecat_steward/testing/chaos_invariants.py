@@ -233,7 +233,9 @@ def _roundtrip(agent: Agent, conversation: Conversation) -> list[Violation]:
 
 
 def _canonical(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, sort_keys=True, default=str)
+    # The checkpointer's writer token marks who saved, not what the session holds.
+    state = {k: v for k, v in payload.items() if k != "writer"}
+    return json.dumps(state, sort_keys=True, default=str)
 
 
 def decisions(traces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
