@@ -13,8 +13,10 @@ from __future__ import annotations
 import datetime as _dt
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
+
+from loguru import logger
 
 from pipecat_steward.agent.checkpoint_schema import payload_problem
 from pipecat_steward.agent.config import IntentConfig
@@ -22,7 +24,7 @@ from pipecat_steward.agent.loader import Agent, validated_list
 from pipecat_steward.agent.records import Call, TurnRecord
 from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
-from pipecat_steward.core.slots.affirm import is_affirmative
+from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
 from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.readback import render
 from pipecat_steward.core.transactions import (
@@ -410,14 +412,49 @@ class TransactionSession(StewardSession):
         )
 
     def _collect(self, name: str, args: Mapping[str, Any]) -> Call:
+        if name == CONFIRM_TOOL and not self._plain_yes():
+            reply = {
+                "error": True,
+                "error_code": "not_confirmed",
+                "directive": "The caller has not said a plain yes, so nothing is confirmed. "
+                + self._directive_text(),
+            }
+            return Call(name, dict(args), "refused", reply)
         validator = self.agent.tools.get(name)
         if validator is not None and name.startswith("set_"):
-            result = dict(validator(**args))
+            result = self._validate(name, validator, args)
             if result.get("error"):
                 return Call(name, dict(args), "error", result)
             args = {next(iter(args), "value"): result.get("value", next(iter(args.values()), None))}
         self._calls.append(ToolUse(name, dict(args)))
         return Call(name, dict(args), "ok", {"received": True})
+
+    def _plain_yes(self) -> bool:
+        """Whether the caller's words this turn confirm the pending transaction by the code rule.
+
+        A transaction acts on the caller's yes, never on the model's reading of other words:
+        "no", "next week" or "yes, and PED-1003" leave it waiting for a plain answer.
+        """
+        txn = self.tstate.active_transaction
+        pending = list(txn.arguments.values()) if txn is not None else []
+        return is_affirmation(self.heard, pending)
+
+    def _validate(
+        self, name: str, validator: Callable[..., Any], args: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Run a parameter's validator like any tool entry: arguments checked, failures contained."""
+        problem = self.arguments.problem(name, args)
+        if problem is not None:
+            return problem
+        try:
+            result = validator(**args)
+        except Exception as exc:
+            logger.exception(f"validator {name} raised; the value is not taken")
+            self.turn.events.append(DebugEntry("tool_exception", len(self.turns), {"tool": name}))
+            return {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
+        if not isinstance(result, Mapping):
+            return {"error": True, "error_code": "bad_result", "tool": name}
+        return dict(cast(Mapping[str, Any], result))
 
     def _scope(self) -> str:
         """The call's identity, which every idempotency key of the call includes."""
