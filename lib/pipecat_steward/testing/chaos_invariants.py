@@ -23,6 +23,7 @@ Names (``INVARIANTS``):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,13 +126,25 @@ def _irreversible(
     return found
 
 
+def _confirms(said: str, args: Mapping[str, Any]) -> bool:
+    """A bare affirmation, or one that only repeats the values it confirms ("correct, and Chen")."""
+    if is_plain_affirmation(said):
+        return True
+    rest = said.lower()
+    for value in args.values():
+        if isinstance(value, str | int | float) and str(value).strip():
+            rest = rest.replace(str(value).lower(), " ")
+    words = [w for w in re.split(r"[\s,;.!]+", rest) if w and w != "and"]
+    return is_plain_affirmation(" ".join(words))
+
+
 def _unconfirmed(
     act: Irreversible,
     trace: Mapping[str, Any],
     before: Mapping[str, Any] | None,
     args: Mapping[str, Any],
 ) -> str | None:
-    if not is_plain_affirmation(str(trace["user"])):
+    if not _confirms(str(trace["user"]), args):
         return f"ran on {trace['user'][:60]!r}, not a bare affirmation"
     if act.kind == "procedure":
         return None
