@@ -18,6 +18,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_engine": ["--repeats", "1"],
     "bench_load": ["--bots", "bella_notte", "--n", "1,2"],
     "bench_monitor": [],
+    "bench_playout": ["--runs", "1", "--latency", "0.05"],
     "bench_seam": ["--turns", "2", "--warmup", "0"],
     "bench_slm": ["--calls", "3", "--no-local-model"],
 }
