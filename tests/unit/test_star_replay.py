@@ -668,3 +668,13 @@ def test_a_criteria_list_takes_any_input_when_the_api_requires_none(
     expected = ("Colour", "Size", "Price") if widened else ("Colour", "Size")
     assert out["finder_inform_criteria"] == expected
     assert out["finder_ask_colour_size"] == ("Colour", "Size")  # an ask: not a criteria list
+
+
+def test_a_query_may_run_again_and_its_prerequisites_gate_every_call() -> None:
+    # A wizard checks again after the caller changes a detail, or retries a booking: the API
+    # call is irreversible (gated) but repeatable, so a repeat is not vetoed as a double charge.
+    proc = compile_task("kennel_reserve", KENNEL, KENNEL_API)
+    entries = {e["id"]: e for e in proc.config["steps"]}
+    assert entries["query_check"]["irreversible"] is True
+    assert entries["query_check"]["repeatable"] is True
+    assert entries["query_check"]["requires"] == ["kennel_ask_wish"]

@@ -370,6 +370,9 @@ def _settings(step: StarStep, reply: str) -> dict[str, Any]:
     if step.kind == "query":
         entry["complete_when"] = {"kind": "tool", "tool": step.tool}
         entry["irreversible"] = True
+        # An API call the flowchart allows again (a check before a booking, a retry after a
+        # failure): its prerequisites gate every call, but a repeat is not a double charge.
+        entry["repeatable"] = True
     else:
         entry["complete_when"] = {"kind": "variable", "expr": f"{said(step.label)} == true"}
     if step.applies:
