@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.transactions import idempotent
+from pipecat_steward.runtime.transactions import idempotent
 
 SHIPPED = {"PED-2002"}
 _MEMORY: dict[str, Any] = {"effects": [], "outcomes": {}, "attempts": []}

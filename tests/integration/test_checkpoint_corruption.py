@@ -24,10 +24,10 @@ import redis
 from loguru import logger
 from tests.storage_support.redis_server import redis_server
 
-from pipecat_steward.agent.checkpointing import Checkpointer, OnInvalid
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.runtime.checkpointing import Checkpointer, OnInvalid
+from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints import (
     Identity,
     InvalidCheckpoint,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pipecat_steward.agent.handover import Handover
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.handover import Handover
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import load_scenario
 from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM

@@ -120,7 +120,7 @@ class NovaRun:
     pipeline: Any
 
     async def turn(self, user: str, steps: list[Any]) -> Any:
-        from pipecat_steward.agent.records import TurnRecord
+        from pipecat_steward.runtime.records import TurnRecord
 
         turns = self.steward.session.turns
         calls, gates = (sum(len(getattr(t, f)) for t in turns) for f in ("llm_calls", "gates"))

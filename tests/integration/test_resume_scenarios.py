@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.storage_support.redis_server import redis_server
 
-from pipecat_steward.agent.checkpointing import Checkpointer
+from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints import Identity, open_store
 from pipecat_steward.testing.scenario import check_expectations, load_scenario
 from pipecat_steward.testing.simulate import run_scenario

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from tests.storage_support.redis_server import redis_server
 
-from pipecat_steward.agent.checkpointing import Checkpointer
+from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints import (
     Checkpoint,
     CheckpointStore,

@@ -24,9 +24,9 @@ from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from tests.storage_support.redis_server import redis_server
 
-from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints import Identity, open_store
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import ScenarioInference
@@ -143,7 +143,7 @@ async def test_a_stale_worker_stops_and_the_app_ends_its_pipeline(
 
 
 async def test_a_stale_session_refuses_every_tool_and_hides_them(tmp_path: Path) -> None:
-    from pipecat_steward.agent.transactions import TransactionSession
+    from pipecat_steward.runtime.transactions import TransactionSession
 
     first = open_store(f"sqlite:{tmp_path / 'c.db'}")
     second = open_store(f"sqlite:{tmp_path / 'c.db'}")
@@ -174,7 +174,7 @@ async def test_a_stale_session_refuses_every_tool_and_hides_them(tmp_path: Path)
 async def test_a_stale_speech_to_speech_worker_stops_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipecat_steward.agent.transactions import TransactionSession
+    from pipecat_steward.runtime.transactions import TransactionSession
     from pipecat_steward.testing.script import Call
     from pipecat_steward.testing.simulate_s2s import realtime_run
 

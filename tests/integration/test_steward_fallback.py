@@ -9,9 +9,9 @@ from tests.pipecat_support import messages_summary
 from pathlib import Path
 
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.pipecat.fallback import fallback_processors
 from pipecat_steward.pipecat.tools import StewardTools
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing import Call, Say, ScriptedLLM, TextPipeline
 from pipecat_steward.testing.servers.chat_completions import tool_ordering_error
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.procedures import AwaitJudge, Verdict
+from pipecat_steward.runtime.session import StewardSession
 
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
 

@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.storage.checkpoints import CheckpointStore, Identity, open_store
 from pipecat_steward.testing.direct import run_scenario_direct
 from pipecat_steward.testing.scenario import Scenario, load_scenario

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import fields, replace
 
-from pipecat_steward.agent.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.core.procedures.state import ProcedureState, Violation
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 
 
 def _payload(procedures: ProcedureState) -> dict[str, object]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipecat_steward.agent.driver import Driver
-from pipecat_steward.agent.handover import Handover
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.agent.records import Call
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, ToolCall, compile_flow
+from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.handover import Handover
+from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.session import StewardSession
 
 CONFIG: dict[str, Any] = {
     "handover": {"tool": "to_desk", "args": {"queue": "billing", "note": "{summary}"}},

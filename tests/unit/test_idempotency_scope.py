@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.transactions import TransactionSession
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints import Identity, open_store
 
 AGENT = Path(__file__).resolve().parents[2] / "bots" / "order_desk"

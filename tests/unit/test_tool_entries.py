@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.agent.arguments import ToolParams, argument_problem, function_params
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.runtime.arguments import ToolParams, argument_problem, function_params
+from pipecat_steward.runtime.session import StewardSession
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.transactions import TransactionSession
+from pipecat_steward.runtime.transactions import TransactionSession
 
 AGENT = textwrap.dedent(
     """

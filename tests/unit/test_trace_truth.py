@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.session import StewardSession
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.scenario import turn_record
 
 BELLA = Path(__file__).resolve().parents[2] / "bots" / "bella_notte"

@@ -22,7 +22,6 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pipecat_steward.agent.config import AgentConfig
-from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.shape import shape_issues
 from pipecat_steward.agent.yaml_keys import duplicate_keys
 from pipecat_steward.core.expressions import parse_condition
@@ -41,6 +40,7 @@ from pipecat_steward.core.slots import CompiledFlow, compile_flow
 from pipecat_steward.core.transactions import Catalog
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError, StewardError
+from pipecat_steward.runtime.dispatch import ToolFn
 
 __all__ = ["Agent", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
 

@@ -10,9 +10,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipecat_steward.agent.conversation import Call, Conversation, Inference, TurnRecord
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.conversation import Call, Conversation, Inference, TurnRecord
 
 if TYPE_CHECKING:
     from pipecat_steward.testing.scenario import ScenarioInference

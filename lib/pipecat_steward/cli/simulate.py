@@ -98,8 +98,8 @@ def _silence_stdout() -> None:
 
 async def _run(args: argparse.Namespace, scenario: Any, header: bool) -> list[dict[str, Any]]:
     """Run one scenario, checkpointed by identity when ``--store`` is given."""
-    from pipecat_steward.agent.checkpointing import Checkpointer
     from pipecat_steward.agent.loader import load_agent
+    from pipecat_steward.runtime.checkpointing import Checkpointer
     from pipecat_steward.storage.checkpoints import Identity, open_store
 
     if args.direct:

@@ -94,7 +94,7 @@ def _idempotency(found: Inspection, tools_py: Path) -> list[Issue]:
             f"executor {intent.executor!r} is called again with the same idempotency_key when "
             "a crash lands between its call and the checkpoint of its result; make it return "
             "the recorded outcome for a key it already acted on and mark it @idempotent "
-            "(from pipecat_steward.agent.transactions), or set read_only: true on an intent "
+            "(from pipecat_steward.runtime.transactions), or set read_only: true on an intent "
             "that changes nothing"
         )
         issues.append(

@@ -20,7 +20,6 @@ from typing import Any
 
 from loguru import logger
 
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.extraction import (
     SkipReason,
     build_context,
@@ -39,6 +38,7 @@ from pipecat_steward.pipecat.redaction import (
 )
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.pipecat.switch import monitor_enabled
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["SECURE_CAPTURE_VARIABLE", "EntityExtractor", "ExtractorStats", "attach_extractor"]

@@ -15,9 +15,9 @@ from pipecat.frames.frames import Frame, LLMContextFrame, LLMUpdateSettingsFrame
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.services.settings import LLMSettings
 
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.pipecat.hook import StewardHook
 from pipecat_steward.pipecat.tools import StewardTools
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardAfter", "StewardBefore", "fallback_processors"]
 

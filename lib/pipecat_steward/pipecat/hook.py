@@ -23,12 +23,12 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
-from pipecat_steward.agent.driver import Driver
-from pipecat_steward.agent.records import Call
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
 from pipecat_steward.pipecat.tools import StewardTools
+from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardHook", "StewardLLMMixin", "attach"]
 

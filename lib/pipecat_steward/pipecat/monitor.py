@@ -32,7 +32,6 @@ from typing import Any
 from loguru import logger
 from pipecat.processors.frame_processor import FrameProcessor
 
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.monitor import (
     VERDICT_SCHEMA,
     Assess,
@@ -88,6 +87,7 @@ from pipecat_steward.pipecat.preempt import inject_note
 from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.pipecat.switch import monitor_enabled
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
 __all__ = ["MonitorStats", "MonitorUnavailable", "ProcedureMonitor", "attach_monitor"]

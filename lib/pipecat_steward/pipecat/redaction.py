@@ -21,7 +21,6 @@ from typing import Any
 
 from loguru import logger
 
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.redaction import (
     PLACEHOLDER,
     SECURE_PLACEHOLDER,
@@ -32,6 +31,7 @@ from pipecat_steward.core.redaction import (
     shaped_secrets,
     spoken_secrets,
 )
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = [
     "SECURE_CAPTURE_VARIABLE",

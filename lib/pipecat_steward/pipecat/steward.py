@@ -23,17 +23,17 @@ from pipecat.processors.frame_processor import FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 
-from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.handover import HandoverCallback
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.session import ConflictListener, Judge, StewardSession
-from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.handover import HandoverCallback
+from pipecat_steward.runtime.session import ConflictListener, Judge, StewardSession
+from pipecat_steward.runtime.transactions import TransactionSession
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.extractor import EntityExtractor

@@ -19,11 +19,11 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
-from pipecat_steward.agent.arguments import function_params, setter_params, steward_params
-from pipecat_steward.agent.dispatch import ToolFn
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.procedures import describe_tool
 from pipecat_steward.core.slots import CompiledFlow
+from pipecat_steward.runtime.arguments import function_params, setter_params, steward_params
+from pipecat_steward.runtime.dispatch import ToolFn
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardTools"]
 

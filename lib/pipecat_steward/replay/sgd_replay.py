@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.conversation import Call, Conversation, Inference
 from pipecat_steward.core.slots import CompiledFlow
 from pipecat_steward.replay.metrics import Metrics
 from pipecat_steward.replay.sgd_data import (
@@ -35,6 +34,7 @@ from pipecat_steward.replay.sgd_flow import (
     setter_name,
     tool_name,
 )
+from pipecat_steward.runtime.conversation import Call, Conversation, Inference
 
 __all__ = ["Replayer", "replay_split"]
 

@@ -1,6 +1,6 @@
 """Playing one STAR dialogue through a compiled procedure with the real runtime and gates.
 
-The session is the runtime's own :class:`~pipecat_steward.agent.supervision.Supervisor` (the
+The session is the runtime's own :class:`~pipecat_steward.runtime.supervision.Supervisor` (the
 wrapper the engine uses); nothing here calls a model. The evidence rules, in order:
 
 1. A wizard ``pick_suggestion`` of an inform step completes it (the wizard told it). Wizard
@@ -25,7 +25,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pipecat_steward.agent.supervision import Supervisor
 from pipecat_steward.core.procedures import (
     CURRENT_STEP,
     Allow,
@@ -37,6 +36,7 @@ from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.replay.star_compile import StarProcedure, branch, said
 from pipecat_steward.replay.star_data import constraint_values, heard
 from pipecat_steward.replay.star_echo import EchoMatcher
+from pipecat_steward.runtime.supervision import Supervisor
 
 __all__ = ["GateCall", "Player", "query_label"]
 

@@ -22,8 +22,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.runtime.dispatch import ToolFn
 
 __all__ = ["BEHAVIOUR_KEYS", "scripted_backend"]
 

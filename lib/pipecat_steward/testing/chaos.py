@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.dispatch import ToolFn
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.agent.session import StewardSession
-from pipecat_steward.agent.transactions import TransactionSession
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.dispatch import ToolFn
+from pipecat_steward.runtime.session import StewardSession
+from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints.contract import Identity, Payload
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel

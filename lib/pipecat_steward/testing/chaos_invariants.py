@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos import (

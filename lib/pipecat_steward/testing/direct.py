@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.driver import Driver
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.records import Call
-from pipecat_steward.agent.session import ConflictListener, StewardSession
-from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.session import ConflictListener, StewardSession
+from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,

@@ -13,14 +13,14 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipecat_steward.agent.loader import load_yaml
-from pipecat_steward.agent.records import TurnRecord
-from pipecat_steward.agent.session import StewardSession
-from pipecat_steward.agent.transactions import TransactionSession
 from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.transactions import Transaction
 from pipecat_steward.exceptions import StewardError
+from pipecat_steward.runtime.records import TurnRecord
+from pipecat_steward.runtime.session import StewardSession
+from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.backend import scripted_backend
 from pipecat_steward.testing.expectations import check_expectations, unknown_keys
 

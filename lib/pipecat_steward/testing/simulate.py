@@ -17,10 +17,10 @@ from typing import Any
 
 from pipecat.observers.base_observer import BaseObserver
 
-from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.records import Call as Call_
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.records import Call as Call_
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import (
     Scenario,

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.checkpointing import Checkpointer
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.agent.records import TurnRecord
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import (
     Scenario,

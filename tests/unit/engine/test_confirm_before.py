@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.agent.conversation import Conversation
 from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.runtime.conversation import Conversation
 
 from .flows import toy
 from .test_worked_examples import calls, check_availability

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from pipecat_steward.agent.conversation import Conversation
 from pipecat_steward.core.slots import compile_flow
+from pipecat_steward.runtime.conversation import Conversation
 
 from .flows import TOY
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.unit.engine.test_properties import Event, events, flows
 
-from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.core.slots import compile_flow, step
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.dispatch import dispatch
 
 
 def _chain_flow() -> Any:

@@ -59,7 +59,7 @@ FLOW = compile_flow(
 
 
 def _to_budget() -> SessionState:
-    from pipecat_steward.agent.dispatch import dispatch
+    from pipecat_steward.runtime.dispatch import dispatch
 
     state = step(FLOW, SessionState(), "hi").state
     state = dispatch(FLOW, state, {}, "set_name", {"v": "Ann"}).state

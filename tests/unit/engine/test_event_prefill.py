@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import compile_flow, step
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import CoercionError
+from pipecat_steward.runtime.dispatch import dispatch
+from pipecat_steward.runtime.session import StewardSession
 
 BELLA = Path(__file__).resolve().parents[3] / "bots" / "bella_notte"
 

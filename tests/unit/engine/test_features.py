@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.agent.conversation import Call, Conversation, Inference
 from pipecat_steward.core.slots import (
     compile_flow,
     fill_slots,
@@ -17,6 +16,7 @@ from pipecat_steward.core.slots import (
 )
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.runtime.conversation import Call, Conversation, Inference
 
 from .flows import BELLA, toy
 from .test_worked_examples import FirstChoice, calls, check_availability, make_reservation

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.core.slots import compile_flow, step
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.runtime.dispatch import dispatch
 
 
 def _config(**gate: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.core.slots import (
     CompiledFlow,
     Fire,
@@ -20,6 +19,7 @@ from pipecat_steward.core.slots import (
 )
 from pipecat_steward.core.slots.dag import is_active, is_usable, requires_met
 from pipecat_steward.core.state import SessionState, SlotRecord
+from pipecat_steward.runtime.dispatch import dispatch
 
 STATUSES = ["empty", "pending", "deferred", "filled", "inferred", "declined"]
 

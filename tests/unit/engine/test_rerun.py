@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.agent.conversation import Call, Conversation, Inference
 from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.runtime.conversation import Call, Conversation, Inference
 
 
 def _flow(rerun: bool, terminal: bool = False) -> dict[str, Any]:

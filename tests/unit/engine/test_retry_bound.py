@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.agent.dispatch import dispatch
 from pipecat_steward.core.slots import compile_flow, route_executor, step
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.dispatch import dispatch
 
 
 def _flow(max_retries: int, readback: bool, clear: bool) -> Any:

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.agent.conversation import Conversation
 from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.core.state import SessionState, SlotError, SlotRecord
 from pipecat_steward.exceptions import StateError
+from pipecat_steward.runtime.conversation import Conversation
 
 from .flows import BELLA
 from .test_worked_examples import calls

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipecat_steward.agent.conversation import Call, Conversation, Inference
 from pipecat_steward.core.slots import compile_flow, propose
 from pipecat_steward.core.state import SlotRecord
+from pipecat_steward.runtime.conversation import Call, Conversation, Inference
 
 from .flows import BELLA, LEAD, toy
 

@@ -27,7 +27,7 @@ from typing import Any, Literal, cast
 
 from loguru import logger
 
-from pipecat_steward.agent.checkpoint_schema import MAX_COUNT
+from pipecat_steward.runtime.checkpoint_schema import MAX_COUNT
 from pipecat_steward.storage.checkpoints import (
     Checkpoint,
     CheckpointStore,

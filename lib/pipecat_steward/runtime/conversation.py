@@ -15,10 +15,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipecat_steward.agent.dispatch import ToolFn
-from pipecat_steward.agent.driver import Driver
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.agent.records import (
+from pipecat_steward.core.slots import Action, Chooser, CompiledFlow, ToolCall
+from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.dispatch import ToolFn
+from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.records import (
     BotUtterance,
     Call,
     Inference,
@@ -27,9 +29,7 @@ from pipecat_steward.agent.records import (
     Source,
     TurnRecord,
 )
-from pipecat_steward.agent.session import StewardSession
-from pipecat_steward.core.slots import Action, Chooser, CompiledFlow, ToolCall
-from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = [
     "BotUtterance",

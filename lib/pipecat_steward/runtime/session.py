@@ -17,21 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from loguru import logger
 
-from pipecat_steward.agent.arguments import ToolArguments
-from pipecat_steward.agent.checkpoint_schema import FORMAT_VERSION, payload_problem
-from pipecat_steward.agent.checkpointing import Checkpointer
-from pipecat_steward.agent.dispatch import dispatch
-from pipecat_steward.agent.handover import (
-    Handover,
-    HandoverCallback,
-    HandoverKind,
-    exit_parts,
-    hand_over,
-)
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.agent.quality import answer_questions_first
-from pipecat_steward.agent.records import BotUtterance, Call, Source, TurnRecord
-from pipecat_steward.agent.supervision import Supervisor
 from pipecat_steward.core.procedures import (
     Allow,
     AwaitJudge,
@@ -55,6 +41,20 @@ from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
+from pipecat_steward.runtime.arguments import ToolArguments
+from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.dispatch import dispatch
+from pipecat_steward.runtime.handover import (
+    Handover,
+    HandoverCallback,
+    HandoverKind,
+    exit_parts,
+    hand_over,
+)
+from pipecat_steward.runtime.quality import answer_questions_first
+from pipecat_steward.runtime.records import BotUtterance, Call, Source, TurnRecord
+from pipecat_steward.runtime.supervision import Supervisor
 from pipecat_steward.storage.checkpoints import VersionConflict
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pipecat_steward.agent.records import Call
 from pipecat_steward.core.slots import ToolCall
 from pipecat_steward.core.slots.exits import then_call
 from pipecat_steward.core.slots.prompt import summary
+from pipecat_steward.runtime.records import Call
 
 if TYPE_CHECKING:
-    from pipecat_steward.agent.session import StewardSession
+    from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["Handover", "HandoverCallback", "HandoverKind", "exit_parts", "hand_over"]
 

@@ -18,11 +18,8 @@ from urllib.parse import quote
 
 from loguru import logger
 
-from pipecat_steward.agent.checkpoint_schema import payload_problem
 from pipecat_steward.agent.config import IntentConfig
 from pipecat_steward.agent.loader import Agent, validated_list
-from pipecat_steward.agent.records import Call, TurnRecord
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, DebugEntry, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
 from pipecat_steward.core.slots.prompt import SENTINEL
@@ -58,6 +55,9 @@ from pipecat_steward.core.transactions import (
     unreported_outcome,
     visible_tools,
 )
+from pipecat_steward.runtime.checkpoint_schema import payload_problem
+from pipecat_steward.runtime.records import Call, TurnRecord
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
 

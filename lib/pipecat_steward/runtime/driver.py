@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from pipecat_steward.agent.records import Call
-from pipecat_steward.agent.session import StewardSession
 from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["Driver", "Host"]
 

@@ -1,0 +1,1 @@
+"""The runtime of one conversation: session, run loop, supervision, transactions, checkpoints."""
