@@ -13,6 +13,7 @@ case-insensitively with any run of whitespace. Pure: no IO, no clock.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ _SPOKEN = re.compile(
 )
 
 
+# Pure on strings, and the same utterances and values are redacted many times per turn.
+@functools.lru_cache(maxsize=4096)
 def spoken_secrets(text: str) -> frozenset[str]:
     """Values a speaker names as a credential ("my password is …", "PIN 4412", "SSN …").
 
@@ -132,6 +135,7 @@ def _cards(groups: list[str]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
     """Digit runs in ``text`` that look like secrets before any value is known.
 

@@ -9,7 +9,9 @@ result that names what the tool expects, and never reaches the user's function.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +48,24 @@ class ToolParams:
 
 
 def function_params(fn: Callable[..., Any]) -> ToolParams:
-    """The parameters of a plain Python function (keyword arguments; ``**kwargs`` opens it)."""
+    """The parameters of a plain Python function (keyword arguments; ``**kwargs`` opens it).
+
+    Read once per function: every call of an agent shares its tools.
+    """
+    try:
+        return _PARAMS[fn]
+    except (KeyError, TypeError):
+        pass
+    params = _read_params(fn)
+    with contextlib.suppress(TypeError):  # a callable that takes no weak reference
+        _PARAMS[fn] = params
+    return params
+
+
+_PARAMS: weakref.WeakKeyDictionary[Callable[..., Any], ToolParams] = weakref.WeakKeyDictionary()
+
+
+def _read_params(fn: Callable[..., Any]) -> ToolParams:
     props: dict[str, Mapping[str, Any]] = {}
     required: list[str] = []
     open_ = False

@@ -83,8 +83,23 @@ def idempotent(fn: F) -> F:
 
 
 def load_intents(raw: object) -> tuple[IntentConfig, ...]:
-    """Validate ``intents:``; errors name the path."""
-    return validated_list(IntentConfig, raw, "intents")
+    """Validate ``intents:``; errors name the path.
+
+    An agent's ``intents:`` are validated once, not once per call: the result is kept for the
+    same mapping object (the cache holds it, so its identity stays valid).
+    """
+    hit = _VALIDATED.get(id(raw))
+    if hit is not None and hit[0] is raw:
+        return hit[1]
+    intents = tuple(validated_list(IntentConfig, raw, "intents"))
+    if len(_VALIDATED) >= _VALIDATED_MAX:
+        _VALIDATED.pop(next(iter(_VALIDATED)))
+    _VALIDATED[id(raw)] = (raw, intents)
+    return intents
+
+
+_VALIDATED: dict[int, tuple[object, tuple[IntentConfig, ...]]] = {}
+_VALIDATED_MAX = 64
 
 
 def _utc_now() -> str:
