@@ -141,7 +141,7 @@ class ProcedureMonitor:
         self.llm = llm
         self.client = client
         self.stage = stage
-        self.provider = provider or adapter_for(llm)
+        self.provider = provider or _adapter(steward, llm)
         self.channels = self.provider.channels
         self.rider = (not self.channels.silent_note) if rider is None else rider
         self.timeout = timeout
@@ -496,6 +496,14 @@ class ProcedureMonitor:
             "step": c.step, "kind": c.kind, "severity": c.severity.value, "channel": channel,
             "text": self.secrets.redact(c.text), "turn": self.turn,
         })  # fmt: skip
+
+
+def _adapter(steward: Steward, llm: FrameProcessor | None) -> ProviderAdapter:
+    """The steward's own adapter when it steers ``llm`` (chosen once), else one for ``llm``."""
+    chosen = getattr(steward, "provider", None)
+    if isinstance(chosen, ProviderAdapter) and chosen.llm is llm:
+        return chosen
+    return adapter_for(llm)
 
 
 _REFUSALS = frozenset({"error", "failed", "failure", "blocked", "vetoed", "refused", "denied",
