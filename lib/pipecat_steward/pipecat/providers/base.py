@@ -35,6 +35,9 @@ class LLMKind(StrEnum):
 class Channels:
     """What one kind of LLM service lets the steward do mid-call.
 
+    The defaults are what every speech-to-speech service offers (a note that asks for a reply,
+    text riding a tool result); an adapter names the channels it adds.
+
     Attributes:
         kind: The LLM family.
         silent_note: A note enters the model's context without a response
@@ -52,13 +55,13 @@ class Channels:
     """
 
     kind: LLMKind
-    silent_note: bool
-    note_and_response: bool
-    instruction_update: bool
-    tool_set_update: bool
-    tool_result_rider: bool
-    interrupt: bool
-    per_inference_hook: bool
+    silent_note: bool = False
+    note_and_response: bool = True
+    instruction_update: bool = False
+    tool_set_update: bool = False
+    tool_result_rider: bool = True
+    interrupt: bool = False
+    per_inference_hook: bool = False
 
 
 class ProviderAdapter:

@@ -20,10 +20,8 @@ class CascadedAdapter(ProviderAdapter):
     channels = Channels(
         kind=LLMKind.CASCADED,
         silent_note=True,
-        note_and_response=True,
         instruction_update=True,  # per inference, by the hook
         tool_set_update=True,  # per inference, by the hook
-        tool_result_rider=True,
         interrupt=True,
         per_inference_hook=True,
     )

@@ -19,14 +19,5 @@ class GeminiLiveAdapter(ProviderAdapter):
     """The steward's view of a ``GeminiLiveLLMService``."""
 
     kind = LLMKind.GEMINI_LIVE
-    channels = Channels(
-        kind=LLMKind.GEMINI_LIVE,
-        silent_note=True,
-        note_and_response=True,
-        instruction_update=False,
-        tool_set_update=False,
-        tool_result_rider=True,
-        interrupt=False,
-        per_inference_hook=False,
-    )
+    channels = Channels(kind=LLMKind.GEMINI_LIVE, silent_note=True)
     service = ("pipecat.services.google.gemini_live.llm", "GeminiLiveLLMService")

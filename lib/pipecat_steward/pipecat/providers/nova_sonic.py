@@ -20,14 +20,6 @@ class NovaSonicAdapter(ProviderAdapter):
     """The steward's view of an ``AWSNovaSonicLLMService``."""
 
     kind = LLMKind.NOVA_SONIC
-    channels = Channels(
-        kind=LLMKind.NOVA_SONIC,
-        silent_note=False,  # on the wire, but outside Nova's documented protocol
-        note_and_response=True,
-        instruction_update=False,
-        tool_set_update=False,
-        tool_result_rider=True,
-        interrupt=False,
-        per_inference_hook=False,
-    )
+    # No silent note: on the wire, but outside Nova's documented protocol.
+    channels = Channels(kind=LLMKind.NOVA_SONIC)
     service = ("pipecat.services.aws.nova_sonic.llm", "AWSNovaSonicLLMService")

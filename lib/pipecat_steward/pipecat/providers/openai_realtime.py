@@ -30,12 +30,9 @@ class OpenAIRealtimeAdapter(ProviderAdapter):
     channels = Channels(
         kind=LLMKind.OPENAI_REALTIME,
         silent_note=True,
-        note_and_response=True,
         instruction_update=True,
         tool_set_update=True,
-        tool_result_rider=True,
         interrupt=True,
-        per_inference_hook=False,
     )
     service = ("pipecat.services.openai.realtime.llm", "OpenAIRealtimeLLMService")
 
