@@ -11,8 +11,9 @@ by way of the service's provider adapter (``pipecat_steward.pipecat.providers``)
 - **Tool-result rider.** After a steward tool call the engine runs again (executors it fires
   run first) and its directive rides in the result as ``next``, the one channel every S2S
   service honours.
-- **Notes.** After a caller turn the directive goes in as a note (``inject_note``); with
-  ``respond`` the note also asks for the reply (providers that do not answer by themselves).
+- **Notes.** After a caller turn the directive goes in as a note (the adapter's
+  ``send_note``); with ``respond`` the note also asks for the reply (providers that do not
+  answer by themselves).
 - **Session update.** Where the service supports it (OpenAI Realtime), the adapter sends the
   visible tool set and the instruction suffix (``session.update``).
 - **Preemption** becomes a "say exactly" note that asks for a response.
