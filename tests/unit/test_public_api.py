@@ -18,6 +18,7 @@ PACKAGES = [
     "pipecat_steward.core.transactions",
     "pipecat_steward.storage.checkpoints",
     "pipecat_steward.slm",
+    "pipecat_steward.pipecat.providers",
     "pipecat_steward.testing",
 ]
 

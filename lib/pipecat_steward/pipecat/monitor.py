@@ -71,7 +71,6 @@ from pipecat_steward.core.monitor import (
 )
 from pipecat_steward.core.procedures import AwaitJudge, Verdict, current_step
 from pipecat_steward.core.procedures.outcome import result_mapping
-from pipecat_steward.pipecat.channels import Channels, LLMKind, channels_for
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     BotStoppedSpeaking,
@@ -83,7 +82,7 @@ from pipecat_steward.pipecat.events import (
     UserStartedSpeaking,
     UserTranscript,
 )
-from pipecat_steward.pipecat.preempt import inject_note
+from pipecat_steward.pipecat.providers import ProviderAdapter, adapter_for
 from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.pipecat.switch import monitor_enabled
@@ -132,7 +131,7 @@ class ProcedureMonitor:
         client: SLMClient,
         stage: SLMStage,
         *,
-        channels: Channels | None = None,
+        provider: ProviderAdapter | None = None,
         rider: bool | None = None,
         timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -142,7 +141,8 @@ class ProcedureMonitor:
         self.llm = llm
         self.client = client
         self.stage = stage
-        self.channels = channels or channels_for(llm)
+        self.provider = provider or _adapter(steward, llm)
+        self.channels = self.provider.channels
         self.rider = (not self.channels.silent_note) if rider is None else rider
         self.timeout = timeout
         self.clock = clock
@@ -434,7 +434,7 @@ class ProcedureMonitor:
         assert sup is not None
         self.ladder, note = take_due(self.ladder, sup.procs, sup.state, self._vars(), now)
         if note is not None and self.llm is not None:
-            await inject_note(self.llm, note.text, run_llm=False)
+            await self.provider.send_note(note.text, run_llm=False)
             self._record(note, "silent_note")
 
     def take_rider(self) -> str | None:
@@ -460,11 +460,10 @@ class ProcedureMonitor:
             return
         if self.channels.interrupt:
             try:
-                await self.llm.broadcast_interruption()
-                await _cancel_response(self.llm, self.channels)
+                await self.provider.interrupt()
             except Exception:  # best effort: a failed interruption does not swallow the note
                 logger.warning("procedure monitor: interruption failed; delivering anyway")
-        await inject_note(self.llm, c.text, run_llm=True)
+        await self.provider.send_note(c.text, run_llm=True)
         self._record(c, "interrupt" if self.channels.interrupt else "note_and_response")
 
     async def _watch(self) -> None:
@@ -489,7 +488,7 @@ class ProcedureMonitor:
             self.ladder, nudge, sup.procs, sup.state, self._vars(), self.clock()
         )
         if ok and self.llm is not None:
-            await inject_note(self.llm, nudge.text, run_llm=True)
+            await self.provider.send_note(nudge.text, run_llm=True)
             self._record(nudge, "note_and_response")
 
     def _record(self, c: Correction, channel: str) -> None:
@@ -499,18 +498,12 @@ class ProcedureMonitor:
         })  # fmt: skip
 
 
-async def _cancel_response(llm: FrameProcessor, channels: Channels) -> None:
-    """Stop the response in flight where an interruption alone does not.
-
-    OpenAI Realtime keeps generating (server VAD on) until it gets ``response.cancel``.
-    """
-    if channels.kind is not LLMKind.OPENAI_REALTIME:
-        return
-    from pipecat.services.openai.realtime import events
-
-    send = getattr(llm, "send_client_event", None)
-    if send is not None:
-        await send(events.ResponseCancelEvent())
+def _adapter(steward: Steward, llm: FrameProcessor | None) -> ProviderAdapter:
+    """The steward's own adapter when it steers ``llm`` (chosen once), else one for ``llm``."""
+    chosen = getattr(steward, "provider", None)
+    if isinstance(chosen, ProviderAdapter) and chosen.llm is llm:
+        return chosen
+    return adapter_for(llm)
 
 
 _REFUSALS = frozenset({"error", "failed", "failure", "blocked", "vetoed", "refused", "denied",

@@ -2,8 +2,8 @@
 
 The model runs on the provider's side, so no inference can be intercepted. The engine runs
 instead when the relay reports a caller's final transcript (upstream, source ``s2s``) and
-after every steward tool call, and reaches the model through the channels its service offers
-(``pipecat_steward.pipecat.channels``):
+after every steward tool call, and reaches the model through the channels its service offers,
+by way of the service's provider adapter (``pipecat_steward.pipecat.providers``):
 
 - **Veto.** Every steward tool goes through one handler. A tool not visible now is refused
   with an informative result carrying the current directive (``StewardSession.tool_call``);
@@ -11,10 +11,11 @@ after every steward tool call, and reaches the model through the channels its se
 - **Tool-result rider.** After a steward tool call the engine runs again (executors it fires
   run first) and its directive rides in the result as ``next``, the one channel every S2S
   service honours.
-- **Notes.** After a caller turn the directive goes in as a note (``inject_note``); with
-  ``respond`` the note also asks for the reply (providers that do not answer by themselves).
-- **Session update.** Where the service supports it (OpenAI Realtime), the visible tool set
-  and the instruction suffix are sent with ``session.update`` (an ``LLMUpdateSettingsFrame``).
+- **Notes.** After a caller turn the directive goes in as a note (the adapter's
+  ``send_note``); with ``respond`` the note also asks for the reply (providers that do not
+  answer by themselves).
+- **Session update.** Where the service supports it (OpenAI Realtime), the adapter sends the
+  visible tool set and the instruction suffix (``session.update``).
 - **Preemption** becomes a "say exactly" note that asks for a response.
 
 Example::
@@ -35,13 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
-from pipecat.frames.frames import EndWorkerFrame, LLMUpdateSettingsFrame
+from pipecat.frames.frames import EndWorkerFrame
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
-from pipecat_steward.pipecat.channels import Channels, LLMKind, channels_for
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     AssistantTurnWritten,
@@ -49,7 +49,7 @@ from pipecat_steward.pipecat.events import (
     UserTranscript,
 )
 from pipecat_steward.pipecat.hook import StewardHook
-from pipecat_steward.pipecat.preempt import inject_note
+from pipecat_steward.pipecat.providers import Channels, ProviderAdapter, adapter_class, adapter_for
 from pipecat_steward.pipecat.steward import Steward
 
 __all__ = ["FREE_REPLY", "NOTE_PREFIX", "Steer", "StewardS2S", "parse_steer", "steer_text"]
@@ -123,7 +123,8 @@ class StewardS2S(Steward):
 
     Attributes:
         llm: The attached service (after ``attach_s2s``).
-        channels: Its capability row.
+        provider: Its provider adapter, chosen once from the service's class.
+        channels: Its capability row (the adapter's).
         respond: Whether the steward asks for the reply to each caller turn.
         steers: Every steer delivered, in order, with its channel (``note`` or ``result``).
 
@@ -133,7 +134,7 @@ class StewardS2S(Steward):
         """Create the steward; arguments as for ``Steward``."""
         super().__init__(*args, **kwargs)
         self.llm: LLMService | None = None
-        self.channels: Channels | None = None
+        self.provider: ProviderAdapter | None = None
         self.respond = False
         self.steers: list[tuple[str, Steer]] = []
         self._lock = asyncio.Lock()
@@ -159,7 +160,7 @@ class StewardS2S(Steward):
 
     def attach(self, llm: LLMService) -> StewardHook:
         """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
-        if channels_for(llm).kind is not LLMKind.CASCADED:
+        if adapter_class(llm).speech_to_speech:
             raise TypeError(f"{type(llm).__name__} is speech-to-speech: use attach_s2s(llm)")
         return super().attach(llm)
 
@@ -181,16 +182,15 @@ class StewardS2S(Steward):
             This steward.
 
         """
-        self.llm, self.channels = llm, channels_for(llm)
-        self.respond = _needs_response_request(llm) if respond is None else respond
+        self.llm, self.provider = llm, adapter_for(llm)
+        self.respond = self.provider.needs_response_request() if respond is None else respond
         for name in self.tools.schemas:
             llm.register_function(name, self._handle_tool)
         for name in self.tools.agent_schemas:
             llm.register_function(name, self._handle_tool)
         if catch_all:
             llm.register_function(None, self._handle_tool)
-        if self.channels.tool_set_update:
-            _set_realtime_session(llm, tools=self.all_tools())
+        self.provider.advertise_tools(self.all_tools())
         self._supervise(llm)
         return self
 
@@ -211,8 +211,8 @@ class StewardS2S(Steward):
         self._expect(steer)
         self.steers.append(("note", steer))
         text = steer_text(steer) if steer else FREE_REPLY
-        await inject_note(
-            self._llm, f"{NOTE_PREFIX} {text}", run_llm=bool(steer.say) or self.respond
+        await self._provider.send_note(
+            f"{NOTE_PREFIX} {text}", run_llm=bool(steer.say) or self.respond
         )
 
     async def _handle_tool(self, params: FunctionCallParams) -> None:
@@ -222,7 +222,7 @@ class StewardS2S(Steward):
             statuses = self.session.take_status()
         for status in statuses:  # checklist status for the client, as the cascade sends it
             await self._llm.queue_frame(RTVIServerMessageFrame(data=status))
-        await params.result_callback(result)
+        await self._provider.send_tool_result(params, result)
 
     async def tool_result(
         self, name: str, args: dict[str, Any], call_id: str | None = None
@@ -281,16 +281,14 @@ class StewardS2S(Steward):
 
     async def _update_session(self, outcome: _Outcome) -> None:
         """Send the visible tools and the instruction suffix where the service takes them."""
-        if not (self.channels and self.channels.tool_set_update):
+        if self.provider is None:
             return
         action = outcome.action
         system = f"{self.agent.prompt}\n\n{action.suffix}".strip() if action.suffix else ""
-        delta = _realtime_delta(
-            self._llm, self.tools.tools_for(action.visible_tools), system or self.agent.prompt
+        await self.provider.update_session(
+            tools=self.tools.tools_for(action.visible_tools),
+            instructions=system or self.agent.prompt,
         )
-        frame = LLMUpdateSettingsFrame(delta=delta)
-        frame.interruptible = False
-        await self._llm.queue_frame(frame)
 
     async def _deliver_payloads(self, action: Action) -> None:
         parts = self.session.take_payloads(action)
@@ -301,6 +299,17 @@ class StewardS2S(Steward):
     def _expect(self, steer: Steer) -> None:
         if steer.say:
             self._said.append(steer.say)
+
+    @property
+    def channels(self) -> Channels | None:
+        """The attached service's capability row (``None`` before ``attach_s2s``)."""
+        return self.provider.channels if self.provider else None
+
+    @property
+    def _provider(self) -> ProviderAdapter:
+        if self.provider is None:
+            raise RuntimeError("attach_s2s(llm) first")
+        return self.provider
 
     @property
     def _llm(self) -> LLMService:
@@ -329,27 +338,3 @@ class StewardS2S(Steward):
             text = text[len(said) :].strip()
         if text:
             self.session.spoke(text, "llm")
-
-
-def _needs_response_request(llm: LLMService) -> bool:
-    """True when the service will not answer a caller turn by itself."""
-    if channels_for(llm).kind is not LLMKind.OPENAI_REALTIME:
-        return False  # Gemini Live and Nova Sonic answer the caller's audio themselves
-    props = getattr(llm.settings, "session_properties", None)
-    audio = getattr(props, "audio", None)
-    detection = getattr(getattr(audio, "input", None), "turn_detection", None)
-    return getattr(detection, "create_response", None) is False
-
-
-def _set_realtime_session(llm: LLMService, *, tools: ToolsSchema) -> None:
-    """Before the session starts: advertise ``tools`` in the OpenAI Realtime session."""
-    props = getattr(llm.settings, "session_properties", None)
-    if props is not None and hasattr(props, "tools"):
-        props.tools = tools
-
-
-def _realtime_delta(llm: LLMService, tools: ToolsSchema, system: str) -> Any:
-    """An OpenAI Realtime settings delta replacing the session's tools and instructions."""
-    settings: Any = llm.settings
-    props = settings.session_properties.model_copy(update={"tools": tools})
-    return type(settings)(system_instruction=system, session_properties=props)
