@@ -52,7 +52,6 @@ from pipecat_steward.runtime.handover import (
     exit_parts,
     hand_over,
 )
-from pipecat_steward.runtime.quality import answer_questions_first
 from pipecat_steward.runtime.records import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.runtime.supervision import Supervisor
 from pipecat_steward.storage.checkpoints import VersionConflict
@@ -160,10 +159,9 @@ class StewardSession:
             event_data=self.event_data,
             channel=self.channel,
             first_turn=first_turn,
+            caller_words=self.heard if not speculative else user_text,
         )
-        action = answer_questions_first(
-            result.action, self.heard if not speculative else user_text
-        )
+        action = result.action
         if not speculative:
             escalated = result.state.status == "escalated" != self.state.status
             self.state = result.state
