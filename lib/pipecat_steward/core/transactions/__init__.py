@@ -25,18 +25,13 @@ from pipecat_steward.core.transactions.desk import (
     Desk,
     DeskContext,
     Next,
-    Offer,
     PromptModel,
-    ResumeOffer,
-    RetryOffer,
     RunTool,
     Speak,
     Turned,
     caller_turn,
     collect,
     continue_turn,
-    offer_from_json,
-    offer_to_json,
     prompt_model,
     ran,
     refusal,
@@ -104,6 +99,13 @@ from pipecat_steward.core.transactions.model import (
     TransactionState,
     TransactionStatus,
     diagnose,
+)
+from pipecat_steward.core.transactions.offers import (
+    Offer,
+    ResumeOffer,
+    RetryOffer,
+    offer_from_json,
+    offer_to_json,
 )
 from pipecat_steward.core.transactions.routing import (
     Cancel,

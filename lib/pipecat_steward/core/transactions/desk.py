@@ -56,6 +56,7 @@ from pipecat_steward.core.transactions.model import (
     TransactionStatus,
     diagnose,
 )
+from pipecat_steward.core.transactions.offers import Offer, ResumeOffer, RetryOffer
 from pipecat_steward.core.transactions.routing import ToolUse, TurnInputs, route_turn
 from pipecat_steward.core.transactions.speech import Intents, directive_text, outcome_text
 from pipecat_steward.core.variables import JsonValue
@@ -66,18 +67,13 @@ __all__ = [
     "Desk",
     "DeskContext",
     "Next",
-    "Offer",
     "PromptModel",
-    "ResumeOffer",
-    "RetryOffer",
     "RunTool",
     "Speak",
     "Turned",
     "caller_turn",
     "collect",
     "continue_turn",
-    "offer_from_json",
-    "offer_to_json",
     "prompt_model",
     "ran",
     "refusal",
@@ -94,25 +90,6 @@ _PROTOCOL = (
     "<transaction_protocol>\nCall the tools to record what the caller says; code decides what "
     "happens next.\n</transaction_protocol>"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ResumeOffer:
-    """A "yes" brings back the transaction set aside for a detour."""
-
-    intent: str
-
-
-@dataclass(frozen=True, slots=True)
-class RetryOffer:
-    """A "yes" starts again a transaction whose check could not be made."""
-
-    intent: str
-    arguments: Mapping[str, JsonValue] = field(default_factory=lambda: {})
-
-
-Offer = ResumeOffer | RetryOffer
-"""What the caller's next plain "yes" takes up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,33 +304,6 @@ def to_action(ctx: DeskContext, desk: Desk, next_: Next) -> tuple[Desk, Action]:
         case _:  # pragma: no cover - the union is closed
             assert_never(next_)
     return desk, answer_question_first(action, desk.words)
-
-
-def offer_to_json(offer: Offer | None) -> dict[str, Any] | None:
-    """The offer as the checkpoint keeps it."""
-    match offer:
-        case None:
-            return None
-        case ResumeOffer(intent=intent):
-            return {"kind": "resume", "intent": intent}
-        case RetryOffer(intent=intent, arguments=arguments):
-            return {"kind": "retry", "intent": intent, "arguments": dict(arguments)}
-        case _:  # pragma: no cover - the union is closed
-            assert_never(offer)
-
-
-def offer_from_json(data: object) -> Offer | None:
-    """The offer a checkpoint kept (None for none, or for a kind this version does not know)."""
-    if not isinstance(data, Mapping):
-        return None
-    kept: Mapping[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
-    intent, kind = str(kept.get("intent")), kept.get("kind")
-    if kind == "resume":
-        return ResumeOffer(intent)
-    if kind == "retry":
-        arguments = kept.get("arguments")
-        return RetryOffer(intent, dict(arguments) if isinstance(arguments, Mapping) else {})  # pyright: ignore[reportUnknownArgumentType]
-    return None
 
 
 # --- steps ------------------------------------------------------------------------------------
