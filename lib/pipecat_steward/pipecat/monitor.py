@@ -245,8 +245,8 @@ class ProcedureMonitor:
     async def _dispatch(self, event: SessionEvent) -> None:
         now = self.clock()
         match event:
-            case UserTranscript(text=text):
-                await self._on_caller(text, now)
+            case UserTranscript(text=text, turn=turn):
+                await self._on_caller(text, now, turn)
             case AssistantTextComplete(text=text):
                 self._on_assistant(text, now)
             case FunctionCallStarted():
@@ -267,8 +267,9 @@ class ProcedureMonitor:
                 self.ledger = add_variable(self.ledger, name, value, self.clock())
         self._seen = dict(variables)
 
-    async def _on_caller(self, text: str, now: float) -> None:
-        self.turn += 1
+    async def _on_caller(self, text: str, now: float, turn: int) -> None:
+        # The relay's stamp is the session's caller turn; count only without one.
+        self.turn = turn or self.turn + 1
         self._turn_tools = []
         self.watchdog = disarm_watchdog(self.watchdog)
         self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)

@@ -42,6 +42,7 @@ from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 from pipecat_steward.runtime.arguments import ToolArguments
+from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import dispatch
@@ -99,8 +100,11 @@ class StewardSession:
         checkpointer: Checkpointer | None = None,
         task_timeout_s: float | None = None,
         on_handover: HandoverCallback | None = None,
+        caller_turns: CallerTurns | None = None,
     ) -> None:
         self.agent = agent
+        self.caller_turns = caller_turns or CallerTurns()
+        """The caller-turn identity this session shares with its relay, monitor and extractor."""
         self.checkpointer = checkpointer
         self.conflict: dict[str, Any] | None = None
         self.conflict_listeners: list[ConflictListener] = []
@@ -148,6 +152,7 @@ class StewardSession:
         user_text = user_text.strip()
         if user_text and not speculative:
             self.heard = user_text  # the engine reads the clear words; the record does not keep them
+            self.caller_turns.taken()
             self.turns.append(TurnRecord(self.secrets.hear(user_text)))
         if self.conflict is not None:
             return self.held(speculative=speculative)

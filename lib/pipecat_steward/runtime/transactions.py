@@ -123,6 +123,7 @@ class TransactionSession(StewardSession):
         user_text = user_text.strip()
         if user_text:
             self.turns.append(TurnRecord(user_text))
+            self.caller_turns.taken()
         ctx = self._context()
         if user_text:
             turned = caller_turn(ctx, self.desk, user_text)
