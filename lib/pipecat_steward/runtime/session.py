@@ -22,7 +22,6 @@ from pipecat_steward.core.procedures import (
     Allow,
     AwaitJudge,
     ProcedureState,
-    Verdict,
     Veto,
     resolve_timeout,
 )
@@ -53,6 +52,7 @@ from pipecat_steward.runtime.handover import (
     exit_parts,
     hand_over,
 )
+from pipecat_steward.runtime.oversight import Judge, Oversight, Rider
 from pipecat_steward.runtime.records import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.runtime.supervision import Supervisor
 from pipecat_steward.storage.checkpoints import VersionConflict
@@ -64,9 +64,6 @@ __all__ = ["CONFLICT_DIRECTIVE", "ConflictListener", "Judge", "StewardSession"]
 
 _log = logging.getLogger(__name__)
 _CONTAINED = ("tool_exception", "bad_result", "timeout")
-
-Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
-"""Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
 
 ConflictListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 """Told once, with the ``steward_conflict`` message, when another worker took the call over."""
@@ -101,6 +98,7 @@ class StewardSession:
         task_timeout_s: float | None = None,
         on_handover: HandoverCallback | None = None,
         caller_turns: CallerTurns | None = None,
+        oversight: Oversight | None = None,
     ) -> None:
         self.agent = agent
         self.caller_turns = caller_turns or CallerTurns()
@@ -112,7 +110,8 @@ class StewardSession:
         self.script = ""
         self.heard = ""
         """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
-        self.result_riders: list[Callable[[], str | None]] = []
+        self.oversight = oversight or Oversight(judge)
+        """Where the monitor plugs in its judge and riders (given, never set from outside)."""
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
@@ -120,7 +119,6 @@ class StewardSession:
         self.channel = channel
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None
-        self.judge = judge
         self.gate_timeout_s = gate_timeout_s
         self.task_timeout_s = task_timeout_s
         self.on_handover = on_handover
@@ -133,6 +131,16 @@ class StewardSession:
         )
         if self.supervisor is not None:
             self._set_variables(self.supervisor.start(self.state.variables))
+
+    @property
+    def judge(self) -> Judge | None:
+        """The judge gates ask, as plugged into this session's oversight."""
+        return self.oversight.judge
+
+    @property
+    def result_riders(self) -> list[Rider]:
+        """The riders of tool results, as plugged into this session's oversight."""
+        return self.oversight.riders
 
     @property
     def turn(self) -> TurnRecord:
