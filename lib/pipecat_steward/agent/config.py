@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipecat_steward.core.procedures.model import ProcedureConfig
 from pipecat_steward.core.slots.config import FlowConfig
-from pipecat_steward.core.transactions import IntentSpec
+from pipecat_steward.core.transactions import IntentSpec, IntentTexts
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.slm.config import AuxEntry
 
@@ -41,6 +41,19 @@ class IntentConfig(_Model):
     check_failed_say: str = "I couldn't check that right now. Would you like me to try again?"
     resume_say: str = "Shall we go back to your earlier request to {intent}?"
     read_only: bool = False
+
+    def texts(self) -> IntentTexts:
+        """What is said for this intent."""
+        return IntentTexts(
+            self.name,
+            self.description,
+            dict(self.ask),
+            self.done_say,
+            self.failed_say,
+            self.out_of_scope_say,
+            self.check_failed_say,
+            self.resume_say,
+        )
 
     def spec(self) -> IntentSpec:
         return IntentSpec(

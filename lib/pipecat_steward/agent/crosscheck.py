@@ -19,7 +19,7 @@ from pipecat_steward.agent.loader import Inspection, error, procedure_sources
 from pipecat_steward.core.expressions import parse_condition
 from pipecat_steward.core.procedures import Issue, IssueCode, compile_procedures
 from pipecat_steward.core.slots.config import FlowConfig, OnExhaust, ThenCall
-from pipecat_steward.core.slots.validate import sources_of
+from pipecat_steward.core.slots.sources import TaskSource
 from pipecat_steward.exceptions import ConfigError
 
 __all__ = ["crosscheck"]
@@ -155,8 +155,8 @@ def _in_response(path: str) -> bool:
 def _task_outputs(flow: FlowConfig) -> Iterator[Issue]:
     tasks = {t.name: t for t in flow.tasks}
     for i, slot in enumerate(flow.slots):
-        for source in sources_of(slot):
-            task = tasks.get(source.removeprefix("task:")) if source.startswith("task:") else None
+        for source in slot.sources:
+            task = tasks.get(source.task) if isinstance(source, TaskSource) else None
             if task is not None and slot.name not in task.outputs.values():
                 yield error(
                     f"flow.slots[{i}].source",
@@ -185,7 +185,7 @@ def _dependency_graph(flow: FlowConfig) -> dict[str, list[str]]:
     graph: dict[str, list[str]] = {}
     for slot in flow.slots:
         deps = [f"slot:{r}" for r in slot.requires]
-        deps += [f"task:{s[5:]}" for s in sources_of(slot) if s.startswith("task:")]
+        deps += [f"task:{s.task}" for s in slot.sources if isinstance(s, TaskSource)]
         graph[f"slot:{slot.name}"] = deps
     for task in flow.tasks:
         graph[f"task:{task.name}"] = [f"slot:{s}" for s in (*task.inputs, *task.requires)]

@@ -25,6 +25,7 @@ from typing import Literal
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.procedures.steps import Step
 from pipecat_steward.core.slots.compiled import CompiledSlot, CompiledTask
+from pipecat_steward.core.slots.sources import UserSource, spelling
 
 __all__ = ["Edge", "Graph", "Node", "agent_graph", "to_dot", "to_mermaid"]
 
@@ -92,7 +93,8 @@ def _id(kind: str, name: str) -> str:
 def _slot(graph: Graph, slot: CompiledSlot) -> None:
     config = slot.config
     sources = [
-        f"user via {config.setter}" if s == "user" and config.setter else s for s in slot.sources
+        f"user via {config.setter}" if isinstance(s, UserSource) and config.setter else spelling(s)
+        for s in slot.sources
     ]
     lines = [slot.name, "source: " + ", ".join(sources)]
     lines += [f"if {slot.condition}"] if slot.condition is not None else []

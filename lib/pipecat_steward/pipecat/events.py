@@ -30,6 +30,9 @@ class UserTranscript:
         user_id: The transport's user id; empty for speech-to-speech services.
         source: `cascade` (STT, travelling downstream) or `s2s` (travelling upstream).
         at_ns: Pipeline clock time of the push, in nanoseconds.
+        turn: The caller turn it belongs to, stamped by the relay from the session's
+            `CallerTurns` (0 when the relay has none); transcripts the aggregator merges
+            into one user message share it.
 
     """
 
@@ -37,6 +40,7 @@ class UserTranscript:
     user_id: str
     source: TranscriptSource
     at_ns: int = 0
+    turn: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

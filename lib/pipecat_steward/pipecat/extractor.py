@@ -138,12 +138,13 @@ class EntityExtractor:
         if not isinstance(event, UserTranscript):
             return
         try:
-            self._on_caller(event.text)
+            self._on_caller(event.text, event.turn)
         except Exception:
             logger.exception("entity extractor failed on a transcript; continuing without it")
 
-    def _on_caller(self, text: str) -> None:
-        self.turn += 1
+    def _on_caller(self, text: str, turn: int = 0) -> None:
+        # The relay's stamp is the session's caller turn; count only without one.
+        self.turn = turn or self.turn + 1
         why = skip_reason(text, secure_capture=self.secure_capture())
         self.secrets.hear(text)  # during a capture: learn its secrets, never keep the text
         if why is not None:

@@ -1,8 +1,8 @@
 """The procedure monitor's driver: relay events in, SLM assessments and corrections out.
 
 ``attach_monitor(steward, llm, client, stage)`` subscribes a :class:`ProcedureMonitor` to the
-steward's relay bus and installs it as the session's judge hook. It never touches the frame
-path: every event is handled on the bus's own task, every SLM call runs in a background task
+steward's relay bus and plugs it into the session's oversight (its judge, and its rider). It
+never touches the frame path: every event is handled on the bus's own task, every SLM call runs in a background task
 through the metered :class:`~pipecat_steward.slm.SLMClient`, and every fault is logged and
 swallowed (fail open). The policy is ``pipecat_steward.core.monitor``:
 
@@ -86,6 +86,7 @@ from pipecat_steward.pipecat.providers import ProviderAdapter, adapter_for
 from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.pipecat.switch import monitor_enabled
+from pipecat_steward.runtime.oversight import Oversight
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
@@ -135,8 +136,11 @@ class ProcedureMonitor:
         rider: bool | None = None,
         timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        oversight: Oversight | None = None,
     ) -> None:
         self.session: StewardSession = steward.session
+        self.oversight = oversight or self.session.oversight
+        """The session's port this monitor plugs its judge and rider into."""
         self.steward = steward
         self.llm = llm
         self.client = client
@@ -170,7 +174,7 @@ class ProcedureMonitor:
     # -- wiring ---------------------------------------------------------------------------
 
     def start(self) -> ProcedureMonitor:
-        """Subscribe to the relay bus, become the judge hook and (if riding) wrap tool results.
+        """Subscribe to the relay bus and plug the judge (and, if riding, the rider) into the oversight.
 
         A steward has one monitor: a monitor attached before (the automatic one) is detached
         first. With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay
@@ -185,9 +189,7 @@ class ProcedureMonitor:
             return self
         install_log_redaction()
         self._sub = self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
-        self.session.judge = self.judge
-        if self.rider:
-            self._wrap_tool_results()
+        self.oversight.plug(self.judge, self.take_rider if self.rider else None)
         self.steward.monitor = self
         return self
 
@@ -196,10 +198,7 @@ class ProcedureMonitor:
         if self._sub is not None:
             self.steward.relay.bus.unsubscribe(self._sub)
             self._sub = None
-        if self.session.judge == self.judge:
-            self.session.judge = None
-        if self.take_rider in self.session.result_riders:
-            self.session.result_riders.remove(self.take_rider)
+        self.oversight.unplug(self.judge, self.take_rider)
         for task in list(self._tasks):
             task.cancel()
         if self.steward.monitor is self:
@@ -245,8 +244,8 @@ class ProcedureMonitor:
     async def _dispatch(self, event: SessionEvent) -> None:
         now = self.clock()
         match event:
-            case UserTranscript(text=text):
-                await self._on_caller(text, now)
+            case UserTranscript(text=text, turn=turn):
+                await self._on_caller(text, now, turn)
             case AssistantTextComplete(text=text):
                 self._on_assistant(text, now)
             case FunctionCallStarted():
@@ -267,8 +266,9 @@ class ProcedureMonitor:
                 self.ledger = add_variable(self.ledger, name, value, self.clock())
         self._seen = dict(variables)
 
-    async def _on_caller(self, text: str, now: float) -> None:
-        self.turn += 1
+    async def _on_caller(self, text: str, now: float, turn: int) -> None:
+        # The relay's stamp is the session's caller turn; count only without one.
+        self.turn = turn or self.turn + 1
         self._turn_tools = []
         self.watchdog = disarm_watchdog(self.watchdog)
         self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)
@@ -447,9 +447,6 @@ class ProcedureMonitor:
             return None
         self._record(note, "tool_result_rider")
         return note.text
-
-    def _wrap_tool_results(self) -> None:
-        self.session.result_riders.append(self.take_rider)
 
     async def _deliver_now(self, c: Correction) -> None:
         """Severe: re-check live state, interrupt where possible, and ask for a reply."""

@@ -42,6 +42,7 @@ from pipecat_steward.pipecat.events import (
     UserStartedSpeaking,
     UserTranscript,
 )
+from pipecat_steward.runtime.caller_turns import CallerTurns
 
 _RECENT_IDS = 4096  # frame ids remembered for de-duplication; far more than frames in flight
 
@@ -75,16 +76,21 @@ class StewardRelay(BaseObserver):
     `relay.bus.subscribe(fn)`.
     """
 
-    def __init__(self, bus: EventBus | None = None, **kwargs) -> None:
+    def __init__(
+        self, bus: EventBus | None = None, *, turns: CallerTurns | None = None, **kwargs
+    ) -> None:
         """Create the relay.
 
         Args:
             bus: The bus to publish on. When omitted the relay makes one and closes it
                 when the pipeline is cleaned up.
+            turns: The session's caller-turn counter; each final transcript is stamped with
+                the turn it belongs to. Without one, transcripts carry turn 0.
             **kwargs: Passed to `BaseObserver`.
 
         """
         super().__init__(observe_every_push=False, **kwargs)
+        self.turns = turns
         self._owns_bus = bus is None
         self.bus = bus if bus is not None else EventBus()
         self._recent = _RecentIds()
@@ -135,7 +141,14 @@ class StewardRelay(BaseObserver):
             user_id=frame.user_id,
             source="s2s" if upstream else "cascade",
             at_ns=data.timestamp,
+            turn=self._turn_of(frame.text),
         )
+
+    def _turn_of(self, text: str) -> int:
+        """The caller turn a transcript belongs to; blank words open none."""
+        if self.turns is None:
+            return 0
+        return self.turns.heard() if text.strip() else self.turns.current
 
     def _on_llm_text(self, data: FramePushed) -> None:
         assert isinstance(data.frame, LLMTextFrame)

@@ -93,7 +93,7 @@ class Steward:
         else:
             self.session = StewardSession(agent, **options)
         self.tools = StewardTools(self.session, extra_tools)
-        self.relay = StewardRelay()
+        self.relay = StewardRelay(turns=self.session.caller_turns)
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
         self.hook: StewardHook | None = None
         self.session.conflict_listeners.append(self._announce_conflict)

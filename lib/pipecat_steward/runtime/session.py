@@ -22,7 +22,6 @@ from pipecat_steward.core.procedures import (
     Allow,
     AwaitJudge,
     ProcedureState,
-    Verdict,
     Veto,
     resolve_timeout,
 )
@@ -42,6 +41,7 @@ from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
 from pipecat_steward.runtime.arguments import ToolArguments
+from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import dispatch
@@ -52,7 +52,7 @@ from pipecat_steward.runtime.handover import (
     exit_parts,
     hand_over,
 )
-from pipecat_steward.runtime.quality import answer_questions_first
+from pipecat_steward.runtime.oversight import Judge, Oversight, Rider
 from pipecat_steward.runtime.records import BotUtterance, Call, Source, TurnRecord
 from pipecat_steward.runtime.supervision import Supervisor
 from pipecat_steward.storage.checkpoints import VersionConflict
@@ -64,9 +64,6 @@ __all__ = ["CONFLICT_DIRECTIVE", "ConflictListener", "Judge", "StewardSession"]
 
 _log = logging.getLogger(__name__)
 _CONTAINED = ("tool_exception", "bad_result", "timeout")
-
-Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
-"""Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
 
 ConflictListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 """Told once, with the ``steward_conflict`` message, when another worker took the call over."""
@@ -100,8 +97,12 @@ class StewardSession:
         checkpointer: Checkpointer | None = None,
         task_timeout_s: float | None = None,
         on_handover: HandoverCallback | None = None,
+        caller_turns: CallerTurns | None = None,
+        oversight: Oversight | None = None,
     ) -> None:
         self.agent = agent
+        self.caller_turns = caller_turns or CallerTurns()
+        """The caller-turn identity this session shares with its relay, monitor and extractor."""
         self.checkpointer = checkpointer
         self.conflict: dict[str, Any] | None = None
         self.conflict_listeners: list[ConflictListener] = []
@@ -109,7 +110,8 @@ class StewardSession:
         self.script = ""
         self.heard = ""
         """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
-        self.result_riders: list[Callable[[], str | None]] = []
+        self.oversight = oversight or Oversight(judge)
+        """Where the monitor plugs in its judge and riders (given, never set from outside)."""
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
@@ -117,7 +119,6 @@ class StewardSession:
         self.channel = channel
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None
-        self.judge = judge
         self.gate_timeout_s = gate_timeout_s
         self.task_timeout_s = task_timeout_s
         self.on_handover = on_handover
@@ -130,6 +131,16 @@ class StewardSession:
         )
         if self.supervisor is not None:
             self._set_variables(self.supervisor.start(self.state.variables))
+
+    @property
+    def judge(self) -> Judge | None:
+        """The judge gates ask, as plugged into this session's oversight."""
+        return self.oversight.judge
+
+    @property
+    def result_riders(self) -> list[Rider]:
+        """The riders of tool results, as plugged into this session's oversight."""
+        return self.oversight.riders
 
     @property
     def turn(self) -> TurnRecord:
@@ -149,6 +160,7 @@ class StewardSession:
         user_text = user_text.strip()
         if user_text and not speculative:
             self.heard = user_text  # the engine reads the clear words; the record does not keep them
+            self.caller_turns.taken()
             self.turns.append(TurnRecord(self.secrets.hear(user_text)))
         if self.conflict is not None:
             return self.held(speculative=speculative)
@@ -160,10 +172,9 @@ class StewardSession:
             event_data=self.event_data,
             channel=self.channel,
             first_turn=first_turn,
+            caller_words=self.heard if not speculative else user_text,
         )
-        action = answer_questions_first(
-            result.action, self.heard if not speculative else user_text
-        )
+        action = result.action
         if not speculative:
             escalated = result.state.status == "escalated" != self.state.status
             self.state = result.state

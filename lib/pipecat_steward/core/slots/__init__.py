@@ -53,6 +53,14 @@ from pipecat_steward.core.slots.routing import (
     route_executor,
     route_setter,
 )
+from pipecat_steward.core.slots.sources import (
+    AnnounceSource,
+    EventSource,
+    SlotSource,
+    TaskSource,
+    UserSource,
+    parse_source,
+)
 from pipecat_steward.core.slots.validate import STEWARD_TOOLS, check_flow, load_flow_config
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "Action",
     "AllDone",
     "Announce",
+    "AnnounceSource",
     "Ask",
     "AwaitReadback",
     "CallKind",
@@ -70,6 +79,7 @@ __all__ = [
     "CompiledTask",
     "DebugEntry",
     "Decision",
+    "EventSource",
     "FillResult",
     "Fire",
     "FlowConfig",
@@ -77,9 +87,12 @@ __all__ = [
     "Phase",
     "Routed",
     "SlotConfig",
+    "SlotSource",
     "Step",
     "TaskConfig",
+    "TaskSource",
     "ToolCall",
+    "UserSource",
     "check_flow",
     "compile_flow",
     "confirm_pending",
@@ -92,6 +105,7 @@ __all__ = [
     "is_complete",
     "load_flow_config",
     "merge_record",
+    "parse_source",
     "propose",
     "reject_pending",
     "route_executor",

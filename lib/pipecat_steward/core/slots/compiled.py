@@ -13,12 +13,15 @@ from types import MappingProxyType
 from pipecat_steward.core.expressions import Expression, parse_condition
 from pipecat_steward.core.slots.config import FlowConfig, SlotConfig, TaskConfig
 from pipecat_steward.core.slots.readback import Formatter, compile_format
-from pipecat_steward.core.slots.validate import (
-    STEWARD_TOOLS,
-    check_flow,
-    load_flow_config,
-    sources_of,
+from pipecat_steward.core.slots.sources import (
+    AnnounceSource,
+    EventSource,
+    SlotSource,
+    UserSource,
+    takes,
+    task_of,
 )
+from pipecat_steward.core.slots.validate import STEWARD_TOOLS, check_flow, load_flow_config
 from pipecat_steward.exceptions import ConfigError
 
 __all__ = ["CompiledFlow", "CompiledSlot", "CompiledTask", "UserRow", "compile_flow"]
@@ -32,22 +35,34 @@ class CompiledSlot:
     """A slot with its condition parsed and its readback format compiled."""
 
     config: SlotConfig
-    sources: tuple[str, ...]
     condition: Expression | None
     fmt: Formatter
-    task_source: str | None
 
     @property
     def name(self) -> str:
         return self.config.name
 
     @property
+    def sources(self) -> tuple[SlotSource, ...]:
+        """Where the value comes from, parsed when the config was loaded."""
+        return self.config.sources
+
+    @property
+    def task_source(self) -> str | None:
+        """The task whose output fills this slot, if any."""
+        return task_of(self.config.sources)
+
+    @property
     def is_user(self) -> bool:
-        return "user" in self.sources
+        return takes(self.config.sources, UserSource)
+
+    @property
+    def is_event(self) -> bool:
+        return takes(self.config.sources, EventSource)
 
     @property
     def is_announce(self) -> bool:
-        return "announce" in self.sources
+        return takes(self.config.sources, AnnounceSource)
 
     @property
     def label(self) -> str:
@@ -184,10 +199,8 @@ def _condition(text: str | None) -> Expression | None:
 
 
 def _compile_slot(i: int, slot: SlotConfig) -> CompiledSlot:
-    sources = sources_of(slot)
-    task_source = next((s[5:] for s in sources if s.startswith("task:")), None)
     fmt = compile_format(slot.readback_fmt, f"slots[{i}].readback_fmt")
-    return CompiledSlot(slot, sources, _condition(slot.condition), fmt, task_source)
+    return CompiledSlot(slot, _condition(slot.condition), fmt)
 
 
 def _assemble(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from pipecat_steward.core.slots.sources import SOURCE_FIX, SlotSource, parse_source
 from pipecat_steward.core.variables import JsonValue, VariableType
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "Validation",
 ]
 
-SourceKind = Literal["user", "event", "announce"]
 ResponsePart = dict[str, JsonValue]
 """A rich response part: ``{"type": "text" | "payload" | "audio" | "end_session" | "transfer", …}``."""
 
@@ -110,12 +110,32 @@ class SlotConfig(_Model):
     type: VariableType | None = None
     values: list[str] = Field(default_factory=lambda: [])
 
+    _sources: tuple[SlotSource, ...] = PrivateAttr(default=())
+    _unknown_sources: tuple[str, ...] = PrivateAttr(default=())
+
     @field_validator("source")
     @classmethod
     def _sources_are_lists(cls, value: str | list[str]) -> str | list[str]:
         if isinstance(value, list) and not value:
-            raise ValueError("source list is empty; use 'user', 'event', 'announce' or 'task:Name'")
+            raise ValueError(f"source list is empty; {SOURCE_FIX}")
         return value
+
+    def model_post_init(self, context: object, /) -> None:
+        """Parse ``source`` once; a spelling that names no source is kept for ``check_flow``."""
+        texts = (self.source,) if isinstance(self.source, str) else tuple(self.source)
+        parsed = [(text, parse_source(text)) for text in texts]
+        self._sources = tuple(s for _, s in parsed if s is not None)
+        self._unknown_sources = tuple(t for t, s in parsed if s is None)
+
+    @property
+    def sources(self) -> tuple[SlotSource, ...]:
+        """The slot's sources, parsed (``check_flow`` reports ``unknown_sources``)."""
+        return self._sources
+
+    @property
+    def unknown_sources(self) -> tuple[str, ...]:
+        """What ``source`` holds that names no source."""
+        return self._unknown_sources
 
 
 class OnFailure(_Model):

@@ -4,7 +4,8 @@ The turn pipeline runs in the seed's order: gate, event pre-fill, state-change d
 auto-promote and deferred routing, auto-deactivation, auto-confirm, declined
 inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
 the DAG decision. The first stage that settles the turn returns its action; the rest are
-skipped. Everything is pure: the caller's state is copied, and time and randomness are not used
+skipped. Whatever settled it, the turn ends with the rule every engine shares: answer the
+caller's question first (``core.slots.answer_first``). Everything is pure: the caller's state is copied, and time and randomness are not used
 (the readback-transition prefix comes from the injected ``rng``).
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from pipecat_steward.core.slots import exits, summary
 from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation
+from pipecat_steward.core.slots.answer_first import answer_question_first
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.dag import (
     AllDone,
@@ -45,6 +47,7 @@ def step(
     event_data: Mapping[str, Any] | None = None,
     channel: str | None = None,
     first_turn: bool = False,
+    caller_words: str | None = None,
 ) -> Step:
     """Run the engine for one LLM invocation.
 
@@ -57,6 +60,8 @@ def step(
         event_data: External values for event-sourced slots (seed 000 §12.1).
         channel: Delivery channel for channel-specific responses (§8a).
         first_turn: No assistant reply exists yet; only forced preempts may skip the LLM.
+        caller_words: The caller's words of the current turn, for the answer-first stage
+            (``user_text`` when None; a re-invocation passes the words of its turn).
 
     Returns:
         The action to carry out and the new state.
@@ -67,11 +72,18 @@ def step(
     if channel is not None:
         turn.state.channel = channel
     turn.begin()
+    action = _settle(turn, event_data)
+    words = user_text if caller_words is None else caller_words
+    return Step(answer_question_first(action, words), turn.state)
+
+
+def _settle(turn: Turn, event_data: Mapping[str, Any] | None) -> Action:
+    """The action of the first stage that settles the turn (the DAG decision when none does)."""
     for stage in _STAGES:
         action = stage(turn, event_data)
         if action is not None:
-            return Step(turn.finish(action), turn.state)
-    return Step(turn.finish(_evaluate(turn)), turn.state)
+            return turn.finish(action)
+    return turn.finish(_evaluate(turn))
 
 
 def _terminal(flow: CompiledFlow, state: SessionState) -> Action:

@@ -33,7 +33,7 @@ def event_values(flow: CompiledFlow, event_data: Mapping[str, Any]) -> dict[str,
     """
     values: dict[str, JsonValue] = {}
     for slot in flow.slots:
-        if "event" not in slot.sources:
+        if not slot.is_event:
             continue
         key = slot.config.event_key or slot.name
         raw = event_data.get(key)

@@ -21,13 +21,19 @@ from pipecat_steward.core.slots.config import (
     TaskConfig,
     ThenCall,
 )
+from pipecat_steward.core.slots.sources import (
+    SOURCE_FIX,
+    AnnounceSource,
+    TaskSource,
+    UserSource,
+    takes,
+)
 from pipecat_steward.exceptions import ConfigError, ExpressionError
 
-__all__ = ["STEWARD_TOOLS", "check_flow", "load_flow_config", "placeholders", "sources_of"]
+__all__ = ["STEWARD_TOOLS", "check_flow", "load_flow_config", "placeholders"]
 
 STEWARD_TOOLS = frozenset({"confirm_pending", "reject_pending", "correct_slot", "decline_slot"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SOURCE = re.compile(r"^(user|event|announce|task:[A-Za-z_][A-Za-z0-9_]*)$")
 
 
 def load_flow_config(raw: Mapping[str, object] | FlowConfig) -> FlowConfig:
@@ -50,11 +56,6 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def sources_of(slot: SlotConfig) -> tuple[str, ...]:
-    """Return the slot's sources as a tuple (a single string is one source)."""
-    return (slot.source,) if isinstance(slot.source, str) else tuple(slot.source)
 
 
 def placeholders(text: str) -> list[str]:
@@ -105,27 +106,23 @@ def _duplicates(ctx: _Context) -> Iterator[ConfigError]:
 
 def _slot_sources(ctx: _Context) -> Iterator[ConfigError]:
     for i, slot in enumerate(ctx.flow.slots):
-        for source in sources_of(slot):
-            if not _SOURCE.match(source):
+        for text in slot.unknown_sources:
+            yield ConfigError(f"slots[{i}].source", f"unknown source {text!r}; {SOURCE_FIX}")
+        for source in slot.sources:
+            if isinstance(source, TaskSource) and source.task not in ctx.tasks:
                 yield ConfigError(
-                    f"slots[{i}].source",
-                    f"unknown source {source!r}; use user, event, announce or task:<TaskName>",
-                )
-            elif source.startswith("task:") and source[5:] not in ctx.tasks:
-                yield ConfigError(
-                    f"slots[{i}].source", f"no task named {source[5:]!r} fills this slot"
+                    f"slots[{i}].source", f"no task named {source.task!r} fills this slot"
                 )
         yield from _slot_kind(i, slot)
 
 
 def _slot_kind(i: int, slot: SlotConfig) -> Iterator[ConfigError]:
-    sources = sources_of(slot)
-    if "announce" in sources:
+    if takes(slot.sources, AnnounceSource):
         if not slot.message:
             yield ConfigError(f"slots[{i}].message", "an announce slot needs a `message`")
         if slot.setter:
             yield ConfigError(f"slots[{i}].setter", "an announce slot has no setter; remove it")
-    if "user" in sources and not slot.setter:
+    if takes(slot.sources, UserSource) and not slot.setter:
         yield ConfigError(
             f"slots[{i}].setter", f"user slot {slot.name!r} needs a `setter` tool name"
         )
@@ -165,7 +162,7 @@ def _gate_slot(ctx: _Context) -> Iterator[ConfigError]:
             "until it is settled, so its readback could never be confirmed; remove "
             "requires_readback from it or choose another gate slot",
         )
-    if "user" not in sources_of(gate) or gate.requires or gate.condition:
+    if not takes(gate.sources, UserSource) or gate.requires or gate.condition:
         yield ConfigError(
             "gate_slot",
             f"gate slot {gate.name!r} must be a user slot without requires or condition "
@@ -202,7 +199,7 @@ def _confirm_before(ctx: _Context, i: int, task: TaskConfig) -> Iterator[ConfigE
             "`terminal: true` or `irreversible: true`, or remove confirm_before",
         )
     by_name = {s.name: s for s in ctx.flow.slots}
-    if not any(n in by_name and "user" in sources_of(by_name[n]) for n in task.inputs):
+    if not any(n in by_name and takes(by_name[n].sources, UserSource) for n in task.inputs):
         yield ConfigError(
             path, "confirm_before reads back what the caller gave: add a user slot to `inputs`"
         )

@@ -11,10 +11,33 @@ Typical use by an adapter, per caller turn::
     state = apply(catalog, state, decision, at=now)
     # PRE_VALIDATION / AWAITING_CONFIRMATION / EXECUTING: see ``execution``.
 
+A runtime with a conversation around the latch (offers, announcements, the tool calls of a
+turn) drives it through ``desk``: ``caller_turn`` / ``route_calls`` / ``continue_turn`` return
+the new ``Desk`` and what happens next, ``to_action`` the action to carry out.
+
 Time (``at``) and the identity scope of idempotency keys are parameters; nothing here reads a
 clock, does IO or draws random numbers.
 """
 
+from pipecat_steward.core.transactions.desk import (
+    EXECUTOR_TASK,
+    PRE_VALIDATION_TASK,
+    Desk,
+    DeskContext,
+    Next,
+    PromptModel,
+    RunTool,
+    Speak,
+    Turned,
+    caller_turn,
+    collect,
+    continue_turn,
+    prompt_model,
+    ran,
+    refusal,
+    route_calls,
+    to_action,
+)
 from pipecat_steward.core.transactions.execution import (
     AskLLM,
     Confirm,
@@ -77,6 +100,13 @@ from pipecat_steward.core.transactions.model import (
     TransactionStatus,
     diagnose,
 )
+from pipecat_steward.core.transactions.offers import (
+    Offer,
+    ResumeOffer,
+    RetryOffer,
+    offer_from_json,
+    offer_to_json,
+)
 from pipecat_steward.core.transactions.routing import (
     Cancel,
     Clarify,
@@ -92,6 +122,14 @@ from pipecat_steward.core.transactions.routing import (
     route_turn,
     setter_values,
 )
+from pipecat_steward.core.transactions.speech import (
+    Intents,
+    IntentTexts,
+    ToolSpec,
+    directive_text,
+    outcome_text,
+    tool_specs,
+)
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -99,6 +137,8 @@ __all__ = [
     "CONFIRMATION_TOOLS",
     "CONFIRM_TOOL",
     "CORRECT_TOOL",
+    "EXECUTOR_TASK",
+    "PRE_VALIDATION_TASK",
     "REJECT_TOOL",
     "START_PREFIX",
     "TERMINAL_STATUSES",
@@ -109,10 +149,12 @@ __all__ = [
     "ClarifyReason",
     "Confirm",
     "ConfirmationDecision",
-    "Detour",
     "ConfirmationGate",
     "ConfirmedByCode",
     "Correct",
+    "Desk",
+    "DeskContext",
+    "Detour",
     "Diagnosis",
     "DiagnosisCode",
     "Evidence",
@@ -121,24 +163,39 @@ __all__ = [
     "Idle",
     "InconsistentTransactionState",
     "IntentSpec",
+    "IntentTexts",
+    "Intents",
     "InterruptAndRoute",
+    "Next",
+    "Offer",
+    "PromptModel",
     "Reject",
+    "ResumeOffer",
+    "RetryOffer",
     "RouteDecision",
+    "RunTool",
+    "Speak",
     "Start",
     "StayAndIgnoreKeyword",
+    "ToolSpec",
     "ToolUse",
     "Transaction",
     "TransactionState",
     "TransactionStatus",
     "TurnInputs",
+    "Turned",
     "Unclear",
     "apply",
     "apply_confirmation",
+    "caller_turn",
     "cancel",
+    "collect",
     "confirm",
     "confirmation_gate",
     "confirmation_text",
+    "continue_turn",
     "diagnose",
+    "directive_text",
     "fill",
     "finish",
     "idempotency_key",
@@ -146,19 +203,28 @@ __all__ = [
     "interrupt",
     "mark_reported",
     "merge_arguments",
+    "offer_from_json",
+    "offer_to_json",
+    "outcome_text",
     "pending_execution",
     "pre_validation_call",
+    "prompt_model",
+    "ran",
     "record_pre_validation",
     "record_pre_validation_failure",
     "record_result",
     "recorded_outcome",
+    "refusal",
     "reset_inconsistent",
     "resumable",
     "resume",
+    "route_calls",
     "route_confirmation",
     "route_turn",
     "setter_values",
     "start",
+    "to_action",
+    "tool_specs",
     "unreported_outcome",
     "visible_tools",
 ]
