@@ -25,7 +25,6 @@ from typing import Any, Literal, Self, TypeAlias
 
 from aiohttp import web
 
-from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.slm.config import SLMStage
 
 __all__ = [
@@ -317,53 +316,6 @@ async def run_scenario_monitored(
     Returns:
         ``(traces, monitor, extractor)``.
     """
-    from pipecat_steward.agent.loader import Agent, load_agent
-    from pipecat_steward.pipecat.extractor import attach_extractor
-    from pipecat_steward.pipecat.monitor import attach_monitor
-    from pipecat_steward.pipecat.steward import Steward
-    from pipecat_steward.slm import SLMClient
-    from pipecat_steward.testing import scenario as sc
-    from pipecat_steward.testing.pipeline import TextPipeline
-    from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-    from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
+    from pipecat_steward.testing.monitored import play_monitored
 
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
-    loaded = sc.scripted_backend(loaded, scenario.backend)
-    clock = sc.TurnClock()
-    steward = Steward(loaded, event_data=scenario.event_data, channel=scenario.channel,
-                      gate_timeout_s=scenario.gate_timeout_s, clock=clock)  # fmt: skip
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(12)])
-    steward.attach(llm)
-    traces: list[dict[str, Any]] = []
-    async with SLMClient(ledger=ledger) as client:
-        monitor = attach_monitor(steward, llm, client, slm.stage())
-        extractor = attach_extractor(steward, client, slm.stage()) if extract else None
-        async with TextPipeline(llm, observers=steward.observers) as pipeline:
-            for number, turn in enumerate(scenario.turns, 1):
-                clock.turn = number
-                if oracle is not None and turn.verdict is not None and number > 1:
-                    oracle.truth |= {*turn.verdict.satisfied, *turn.verdict.not_applicable}
-                setup = turn if number == 1 else turn.model_copy(update={"verdict": None})
-                if oracle is not None:
-                    oracle.behaviour = turn.slm or scenario.slm
-                sc.before_turn(steward.session, setup)
-                model.queue = [scenario_step(i) for i in turn.llm]
-                llm.extend(FunctionStep(model) for _ in range(12 - llm.remaining))
-                since = len(steward.session.turns)
-                await pipeline.say(turn.user)
-                await pipeline.settle()
-                await steward.relay.bus.drain()
-                await monitor.drain()
-                if extractor is not None:
-                    await extractor.drain()
-                record = sc.turn_record(steward.session, turn.user, since)
-                trace = sc.trace_turn(number, steward.session, record)
-                trace["slm_calls"] = monitor.stats.by_turn.get(number, 0)
-                trace["corrections"] = [c for c in monitor.stats.corrections if c["turn"] == number]
-                by_turn = extractor.stats.by_turn if extractor else {}
-                trace["extracted"] = by_turn.get(number, {})
-                traces.append(redact_tree(trace, monitor.secrets.redact))
-        await monitor.aclose()
-    return traces, monitor, extractor
+    return await play_monitored(agent, scenario, slm, oracle=oracle, ledger=ledger, extract=extract)
