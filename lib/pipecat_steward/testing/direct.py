@@ -13,20 +13,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.records import Call
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
-from pipecat_steward.testing.player import ScenarioPlayer, play_scenario, scenario_options
+from pipecat_steward.testing.player import (
+    ScenarioPlayer,
+    play_scenario,
+    scenario_agent,
+    scenario_options,
+)
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
     ScenarioTurn,
     TurnClock,
-    scripted_backend,
 )
 
 __all__ = ["DirectPlayer", "ModelPolicy", "run_scenario_direct"]
@@ -141,9 +145,7 @@ async def run_scenario_direct(
     leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
     ``scenario.turns`` are played too (a caller that reacts to the bot).
     """
-    loaded = scripted_backend(
-        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
-    )
+    loaded = scenario_agent(agent, scenario)
     clock = TurnClock()
     session = _session(loaded, scenario, checkpointer, clock)
     if on_conflict is not None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.scenario import (
@@ -24,6 +26,7 @@ from pipecat_steward.testing.scenario import (
     TurnClock,
     before_turn,
     resume_point,
+    scripted_backend,
     trace_turn,
     turn_record,
 )
@@ -33,6 +36,7 @@ __all__ = [
     "ScenarioPlayer",
     "TraceListener",
     "play_scenario",
+    "scenario_agent",
     "scenario_options",
     "scenario_step",
 ]
@@ -114,3 +118,9 @@ def scenario_options(scenario: Scenario) -> dict[str, Any]:
         "gate_timeout_s": scenario.gate_timeout_s,
         "task_timeout_s": scenario.task_timeout_s,
     }
+
+
+def scenario_agent(agent: Agent | str | Path, scenario: Scenario) -> Agent:
+    """The agent (loaded from its folder if need be) with the scenario's scripted backend."""
+    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
+    return scripted_backend(loaded, scenario.backend)

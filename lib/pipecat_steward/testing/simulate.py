@@ -17,7 +17,7 @@ from typing import Any, Self
 
 from pipecat.observers.base_observer import BaseObserver
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import Call as Call_
@@ -26,6 +26,7 @@ from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.player import (
     ScenarioPlayer,
     play_scenario,
+    scenario_agent,
     scenario_options,
     scenario_step,
 )
@@ -36,7 +37,6 @@ from pipecat_steward.testing.scenario import (
     TurnClock,
     check_expectations,
     load_scenario,
-    scripted_backend,
     trace_turn,
 )
 from pipecat_steward.testing.script import Say, Step
@@ -141,9 +141,7 @@ class PipelinePlayer(ScenarioPlayer):
             scenario: Gives the seed, event data, channel and timeouts.
             **options: More ``Steward`` options (a ``checkpointer`` …).
         """
-        loaded = scripted_backend(
-            agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
-        )
+        loaded = scenario_agent(agent, scenario)
         clock = TurnClock()
         steward = Steward(loaded, clock=clock, **scenario_options(scenario), **options)
         await steward.start()

@@ -14,21 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
-from pipecat_steward.testing.player import ScenarioPlayer, play_scenario, scenario_step
-from pipecat_steward.testing.scenario import Scenario, ScenarioTurn, scripted_backend, turn_record
+from pipecat_steward.testing.player import (
+    ScenarioPlayer,
+    play_scenario,
+    scenario_agent,
+    scenario_options,
+    scenario_step,
+)
+from pipecat_steward.testing.scenario import (
+    Scenario,
+    ScenarioTurn,
+    TurnClock,
+    turn_record,
+)
 from pipecat_steward.testing.script import Say, Step
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
 
@@ -155,8 +165,9 @@ async def realtime_run(agent: Agent, **kwargs: Any) -> AsyncIterator[RealtimeRun
 class RealtimePlayer(ScenarioPlayer):
     """Caller turns reach a ``StewardS2S`` as the Realtime fake's input transcriptions."""
 
-    def __init__(self, run: RealtimeRun) -> None:
+    def __init__(self, run: RealtimeRun, clock: TurnClock | None = None) -> None:
         self.run = run
+        self.clock = clock
 
     @property
     def session(self) -> StewardSession:
@@ -178,18 +189,12 @@ async def run_scenario_s2s(
     With a ``checkpointer`` the session is restored by identity first and completed turns are
     skipped; the steward saves at every turn boundary by itself.
     """
-    loaded = scripted_backend(
-        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
-    )
-    rng = random.Random(scenario.seed)
-    options = {
-        "event_data": scenario.event_data,
-        "channel": scenario.channel,
-        "task_timeout_s": scenario.task_timeout_s,
-    }
-    async with realtime_run(loaded, rng=rng, checkpointer=checkpointer, **options) as run:
+    loaded = scenario_agent(agent, scenario)
+    clock = TurnClock()
+    options = scenario_options(scenario)
+    async with realtime_run(loaded, clock=clock, checkpointer=checkpointer, **options) as run:
         await run.steward.start()
-        return await play_scenario(RealtimePlayer(run), scenario, on_turn)
+        return await play_scenario(RealtimePlayer(run, clock), scenario, on_turn)
 
 
 async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer) -> None:
