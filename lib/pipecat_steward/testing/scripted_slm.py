@@ -19,13 +19,14 @@ import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from aiohttp import web
 
 from pipecat_steward.slm.config import SLMStage
+from pipecat_steward.testing.servers._base import LocalServer, listen_http
 
 __all__ = [
     "Answer",
@@ -80,8 +81,11 @@ class SLMRequest:
         return "llm_judge" if set(props) == {"allow"} else "extraction"
 
 
-class ScriptedSLM:
+class ScriptedSLM(LocalServer):
     """``POST /v1/chat/completions`` on 127.0.0.1, answered by script or by function.
+
+    ``stop`` takes it down (requests then fail: the SLM is down); ``start`` brings it back on
+    the same port.
 
     Attributes:
         requests: Every request received, in order.
@@ -103,13 +107,12 @@ class ScriptedSLM:
             latency: Seconds to wait before every answer.
             model: The model name the stage asks for.
         """
+        super().__init__()
         self.script: list[Answer] = list(script)
         self.answer = answer
         self.latency = latency
         self.model = model
         self.requests: list[SLMRequest] = []
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -126,29 +129,10 @@ class ScriptedSLM:
         """The requests of one consumer (``adherence``, ``extraction``, ``llm_judge``)."""
         return [r for r in self.requests if r.kind == kind]
 
-    async def __aenter__(self) -> Self:
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    async def stop(self) -> None:
-        """Stop listening (requests then fail: the SLM is down)."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        return await listen_http(stack, app, port)
 
     def _next(self, request: SLMRequest) -> Answer:
         if self.script:
