@@ -17,11 +17,11 @@ from pipecat_steward.pipecat.monitor import ProcedureMonitor, attach_monitor
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.slm import SLMClient
 from pipecat_steward.testing.player import play_scenario
-from pipecat_steward.testing.scenario import Scenario, ScenarioTurn
+from pipecat_steward.testing.scenario import ScenarioTurn
 from pipecat_steward.testing.scripted_slm import Behaviour, ScriptedSLM, VerdictOracle
 from pipecat_steward.testing.simulate import PipelinePlayer
 
-__all__ = ["MonitoredPlayer", "play_monitored"]
+__all__ = ["MonitoredPlayer", "run_scenario_monitored"]
 
 
 class MonitoredPlayer(PipelinePlayer):
@@ -63,16 +63,25 @@ class MonitoredPlayer(PipelinePlayer):
         return redact_tree(trace, self.monitor.secrets.redact)
 
 
-async def play_monitored(
+async def run_scenario_monitored(
     agent: Any,
-    scenario: Scenario,
+    scenario: Any,
     slm: ScriptedSLM,
     *,
     oracle: VerdictOracle | None = None,
     ledger: Any = None,
     extract: bool = True,
-) -> tuple[list[dict[str, Any]], ProcedureMonitor, EntityExtractor | None]:
-    """Play ``scenario`` with the monitor and extractor; see ``run_scenario_monitored``."""
+) -> tuple[list[dict[str, Any]], Any, Any]:
+    """Play a scenario like ``simulate.run_scenario`` with the monitor and extractor attached.
+
+    The scenario's first-turn ``verdict`` is set-up state (applied before the call, like host
+    seeding); every later ``verdict`` is ground truth handed to ``oracle`` at that turn, and the
+    monitor must find it through the SLM. Each trace gains ``slm_calls``, ``corrections`` and
+    ``extracted``. Also importable from ``scripted_slm``.
+
+    Returns:
+        ``(traces, monitor, extractor)``.
+    """
     player = await MonitoredPlayer.start(agent, scenario)
     player.oracle, player.slm = oracle, scenario.slm
     async with SLMClient(ledger=ledger) as client:

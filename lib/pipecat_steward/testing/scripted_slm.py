@@ -21,12 +21,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from aiohttp import web
 
 from pipecat_steward.slm.config import SLMStage
 from pipecat_steward.testing.servers._base import LocalServer, listen_http
+
+if TYPE_CHECKING:
+    from pipecat_steward.testing.monitored import run_scenario_monitored
 
 __all__ = [
     "Answer",
@@ -36,6 +39,7 @@ __all__ = [
     "ScriptedSLM",
     "VerdictOracle",
     "null_object",
+    "run_scenario_monitored",
     "verdict",
 ]
 
@@ -281,25 +285,11 @@ class VerdictOracle:
         return verdict(done, evidence=callers[-1:], unsatisfied=open_)
 
 
-async def run_scenario_monitored(
-    agent: Any,
-    scenario: Any,
-    slm: ScriptedSLM,
-    *,
-    oracle: VerdictOracle | None = None,
-    ledger: Any = None,
-    extract: bool = True,
-) -> tuple[list[dict[str, Any]], Any, Any]:
-    """Play a scenario like ``simulate.run_scenario`` with the monitor and extractor attached.
+def __getattr__(name: str) -> Any:
+    # The monitored runner plays through Pipecat: it loads on first use, so this module
+    # (the scripted server and its oracle) stays free of Pipecat.
+    if name == "run_scenario_monitored":
+        from pipecat_steward.testing import monitored
 
-    The scenario's first-turn ``verdict`` is set-up state (applied before the call, like host
-    seeding); every later ``verdict`` is ground truth handed to ``oracle`` at that turn, and the
-    monitor must find it through the SLM. Each trace gains ``slm_calls``, ``corrections`` and
-    ``extracted``.
-
-    Returns:
-        ``(traces, monitor, extractor)``.
-    """
-    from pipecat_steward.testing.monitored import play_monitored
-
-    return await play_monitored(agent, scenario, slm, oracle=oracle, ledger=ledger, extract=extract)
+        return monitored.run_scenario_monitored
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

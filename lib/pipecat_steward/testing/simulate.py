@@ -52,6 +52,7 @@ __all__ = [
     "ScriptedModel",
     "run_scenario",
     "scenario_step",
+    "settle",
     "trace_turn",
 ]
 
@@ -169,14 +170,19 @@ class PipelinePlayer(ScenarioPlayer):
         _record_refusals(self.steward, self.llm, seen)
 
     async def settle(self) -> None:
-        """Wait until the pipeline is quiet and no engine call (a slow executor) is running."""
+        """Wait until the turn is done (see ``settle``)."""
         assert self.pipeline is not None
-        await self.pipeline.settle()
-        hook = self.steward.hook
-        while hook is not None and hook.driver.inflight:
-            await hook.driver.settle()
-            await self.pipeline.settle()
-        await self.steward.relay.bus.drain()
+        await settle(self.pipeline, self.steward)
+
+
+async def settle(pipeline: TextPipeline, steward: Steward) -> None:
+    """Wait until the pipeline is quiet and no engine call (a slow executor) is still running."""
+    await pipeline.settle()
+    hook = steward.hook
+    while hook is not None and hook.driver.inflight:
+        await hook.driver.settle()
+        await pipeline.settle()
+    await steward.relay.bus.drain()
 
 
 def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:

@@ -14,9 +14,9 @@ import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from contextlib import AsyncExitStack
 from ssl import SSLContext
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
+from pipecat_steward.testing.lifecycle import Lifecycle
 from pipecat_steward.testing.script import Say, Step
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ StepSource: TypeAlias = Step | Callable[[Any], Step]
 DEFAULT_REPLY = Say("Okay.")
 
 
-class LocalServer:
+class LocalServer(Lifecycle):
     """A fake's lifetime: listening on 127.0.0.1 between ``start`` and ``stop``.
 
     Subclasses open their listener in ``_listen`` (with ``listen_http`` or
@@ -72,18 +72,6 @@ class LocalServer:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` in the background until it ends or the fake stops."""
