@@ -23,8 +23,7 @@ from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.player import (
     ScenarioPlayer,
     play_scenario,
-    scenario_agent,
-    scenario_options,
+    scenario_setup,
 )
 from pipecat_steward.testing.scenario import (
     Scenario,
@@ -118,10 +117,7 @@ class DirectPlayer(ScenarioPlayer):
         await self.driver.inference(self.host, turn.user, first_turn=first, speculative=False)
 
 
-def _session(
-    agent: Agent, scenario: Scenario, checkpointer: Checkpointer | None, clock: TurnClock
-) -> StewardSession:
-    options: dict[str, Any] = dict(scenario_options(scenario), checkpointer=checkpointer)
+def _session(agent: Agent, clock: TurnClock, options: dict[str, Any]) -> StewardSession:
     if "intents" in agent.raw:
         return TransactionSession(agent, clock=clock, **options)
     return StewardSession(agent, **options)
@@ -145,9 +141,8 @@ async def run_scenario_direct(
     leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
     ``scenario.turns`` are played too (a caller that reacts to the bot).
     """
-    loaded = scenario_agent(agent, scenario)
-    clock = TurnClock()
-    session = _session(loaded, scenario, checkpointer, clock)
+    loaded, clock, options = scenario_setup(agent, scenario)
+    session = _session(loaded, clock, {**options, "checkpointer": checkpointer})
     if on_conflict is not None:
         session.conflict_listeners.append(on_conflict)
     await session.restore()

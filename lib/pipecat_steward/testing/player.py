@@ -36,8 +36,7 @@ __all__ = [
     "ScenarioPlayer",
     "TraceListener",
     "play_scenario",
-    "scenario_agent",
-    "scenario_options",
+    "scenario_setup",
     "scenario_step",
 ]
 
@@ -68,6 +67,11 @@ class ScenarioPlayer:
     async def play(self, turn: ScenarioTurn) -> None:
         """Say the turn's words; the model answers from the turn's script; wait until done."""
         raise NotImplementedError
+
+    @staticmethod
+    def steps(turn: ScenarioTurn) -> list[Step]:
+        """The turn's scripted inferences as model steps, in order."""
+        return [scenario_step(i) for i in turn.llm]
 
     def trace(self, number: int, record: TurnRecord) -> dict[str, Any]:
         """The trace of turn ``number`` from the session's record of it."""
@@ -109,18 +113,22 @@ def scenario_step(inference: ScenarioInference) -> Step:
     return [*items, *(Call(c.name, c.args) for c in inference.calls)]
 
 
-def scenario_options(scenario: Scenario) -> dict[str, Any]:
-    """The session options a scenario sets: its seed, event data, channel and timeouts."""
-    return {
+def scenario_setup(
+    agent: Agent | str | Path, scenario: Scenario
+) -> tuple[Agent, TurnClock, dict[str, Any]]:
+    """What every path sets up from a scenario before its first turn.
+
+    Returns:
+        The agent (loaded from its folder if need be) with the scenario's scripted backend;
+        the evidence clock the player sets to each turn's number; and the session options the
+        scenario sets (seed, event data, channel and timeouts).
+    """
+    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
+    options: dict[str, Any] = {
         "rng": random.Random(scenario.seed),
         "event_data": scenario.event_data,
         "channel": scenario.channel,
         "gate_timeout_s": scenario.gate_timeout_s,
         "task_timeout_s": scenario.task_timeout_s,
     }
-
-
-def scenario_agent(agent: Agent | str | Path, scenario: Scenario) -> Agent:
-    """The agent (loaded from its folder if need be) with the scenario's scripted backend."""
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
-    return scripted_backend(loaded, scenario.backend)
+    return scripted_backend(loaded, scenario.backend), TurnClock(), options

@@ -26,8 +26,7 @@ from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.player import (
     ScenarioPlayer,
     play_scenario,
-    scenario_agent,
-    scenario_options,
+    scenario_setup,
     scenario_step,
 )
 from pipecat_steward.testing.scenario import (
@@ -142,9 +141,8 @@ class PipelinePlayer(ScenarioPlayer):
             scenario: Gives the seed, event data, channel and timeouts.
             **options: More ``Steward`` options (a ``checkpointer`` …).
         """
-        loaded = scenario_agent(agent, scenario)
-        clock = TurnClock()
-        steward = Steward(loaded, clock=clock, **scenario_options(scenario), **options)
+        loaded, clock, settings = scenario_setup(agent, scenario)
+        steward = Steward(loaded, clock=clock, **settings, **options)
         await steward.start()
         return cls(steward, clock)
 
@@ -162,7 +160,7 @@ class PipelinePlayer(ScenarioPlayer):
 
     async def play(self, turn: ScenarioTurn) -> None:
         assert self.pipeline is not None, "play inside running()"
-        self.model.queue = [scenario_step(i) for i in turn.llm]
+        self.model.queue = self.steps(turn)
         self.llm.extend(FunctionStep(self.model) for _ in range(_SPARE_STEPS - self.llm.remaining))
         seen = len(self.llm.inferences)
         await self.pipeline.say(turn.user)

@@ -26,13 +26,7 @@ from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
-from pipecat_steward.testing.player import (
-    ScenarioPlayer,
-    play_scenario,
-    scenario_agent,
-    scenario_options,
-    scenario_step,
-)
+from pipecat_steward.testing.player import ScenarioPlayer, play_scenario, scenario_setup
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioTurn,
@@ -174,7 +168,7 @@ class RealtimePlayer(ScenarioPlayer):
         return self.run.steward.session
 
     async def play(self, turn: ScenarioTurn) -> None:
-        await self.run.turn(turn.user, [scenario_step(i) for i in turn.llm])
+        await self.run.turn(turn.user, self.steps(turn))
 
 
 async def run_scenario_s2s(
@@ -189,9 +183,7 @@ async def run_scenario_s2s(
     With a ``checkpointer`` the session is restored by identity first and completed turns are
     skipped; the steward saves at every turn boundary by itself.
     """
-    loaded = scenario_agent(agent, scenario)
-    clock = TurnClock()
-    options = scenario_options(scenario)
+    loaded, clock, options = scenario_setup(agent, scenario)
     async with realtime_run(loaded, clock=clock, checkpointer=checkpointer, **options) as run:
         await run.steward.start()
         return await play_scenario(RealtimePlayer(run, clock), scenario, on_turn)
