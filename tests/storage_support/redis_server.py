@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.process_support import free_port, stop_process
 
 INSTALL_HINT = (
     "redis-server is not installed; run scripts/setup (it installs the Debian package "
@@ -28,12 +29,6 @@ def redis_binary() -> str:
     if found is None:
         pytest.fail(INSTALL_HINT, pytrace=False)
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _ping(port: int) -> bool:
@@ -61,11 +56,6 @@ def redis_server(folder: Path) -> Iterator[str]:
             time.sleep(0.02)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=5)
         if proc.stderr:
             proc.stderr.close()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pipecat_steward.testing.chaos_slm import ChaosSLM, check_monitored
     from pipecat_steward.testing.chaos_surface import chaos_agent
     from pipecat_steward.testing.direct import run_scenario_direct
+    from pipecat_steward.testing.monitored import run_scenario_monitored
     from pipecat_steward.testing.pipeline import (
         PlaybackTransport,
         TextPipeline,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
         SLMRequest,
         VerdictOracle,
         null_object,
-        run_scenario_monitored,
         verdict,
     )
     from pipecat_steward.testing.servers import (
@@ -87,9 +87,9 @@ _WHERE = {
     "chaos_surface": ("chaos_agent",),
     "shrink": ("shrink", "write_scenario"),
     "scripted_slm": (
-        "Delayed", "Fail", "SLMRequest", "ScriptedSLM", "VerdictOracle", "null_object",
-        "run_scenario_monitored", "verdict",
+        "Delayed", "Fail", "SLMRequest", "ScriptedSLM", "VerdictOracle", "null_object", "verdict",
     ),
+    "monitored": ("run_scenario_monitored",),
 }  # fmt: skip
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 

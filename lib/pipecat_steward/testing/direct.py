@@ -9,31 +9,30 @@ the full pipeline stays the reference (``simulate.py``), and tests check they ag
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.records import Call
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
+from pipecat_steward.testing.player import (
+    ScenarioPlayer,
+    play_scenario,
+    scenario_setup,
+)
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
     ScenarioTurn,
     TurnClock,
-    before_turn,
-    resume_point,
-    scripted_backend,
-    trace_turn,
-    turn_record,
 )
 
-__all__ = ["ModelPolicy", "run_scenario_direct"]
+__all__ = ["DirectPlayer", "ModelPolicy", "run_scenario_direct"]
 
 ModelPolicy = Callable[[Action, ScenarioTurn], ScenarioInference | None]
 """Decides an inference once a turn's scripted ones are used up (None: the model stops).
@@ -96,17 +95,29 @@ class _DirectHost:
         return None  # the session records that it ended; there is no call to hang up
 
 
-def _session(
-    agent: Agent, scenario: Scenario, checkpointer: Checkpointer | None, clock: TurnClock
-) -> StewardSession:
-    options: dict[str, Any] = dict(
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-        gate_timeout_s=scenario.gate_timeout_s,
-        task_timeout_s=scenario.task_timeout_s,
-        checkpointer=checkpointer,
-    )
+class DirectPlayer(ScenarioPlayer):
+    """Caller turns go straight to the driver; a ``_DirectHost`` plays the scripted model."""
+
+    def __init__(
+        self, session: StewardSession, clock: TurnClock, model: ModelPolicy | None
+    ) -> None:
+        self._session = session
+        self.clock = clock
+        self.driver = Driver(session)
+        self.host = _DirectHost(self.driver, session, model)
+
+    @property
+    def session(self) -> StewardSession:
+        return self._session
+
+    async def play(self, turn: ScenarioTurn) -> None:
+        self.host.queue = list(turn.llm)
+        self.host.turn = turn
+        first = not any(u for t in self.session.turns for u in t.bot)
+        await self.driver.inference(self.host, turn.user, first_turn=first, speculative=False)
+
+
+def _session(agent: Agent, clock: TurnClock, options: dict[str, Any]) -> StewardSession:
     if "intents" in agent.raw:
         return TransactionSession(agent, clock=clock, **options)
     return StewardSession(agent, **options)
@@ -130,32 +141,9 @@ async def run_scenario_direct(
     leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
     ``scenario.turns`` are played too (a caller that reacts to the bot).
     """
-    loaded = scripted_backend(
-        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
-    )
-    clock = TurnClock()
-    session = _session(loaded, scenario, checkpointer, clock)
+    loaded, clock, options = scenario_setup(agent, scenario)
+    session = _session(loaded, clock, {**options, "checkpointer": checkpointer})
     if on_conflict is not None:
         session.conflict_listeners.append(on_conflict)
     await session.restore()
-    driver = Driver(session)
-    host = _DirectHost(driver, session, model)
-    traces: list[dict[str, Any]] = []
-    done = resume_point(session, scenario)
-    for number, turn in enumerate(scenario.turns, 1):
-        if number <= done:
-            continue
-        clock.turn = number
-        before_turn(session, turn)
-        host.queue = list(turn.llm)
-        host.turn = turn
-        first = not any(u for t in session.turns for u in t.bot)
-        since = len(session.turns)
-        await driver.inference(host, turn.user, first_turn=first, speculative=False)
-        session.turns_done = number
-        await session.save()
-        trace = trace_turn(number, session, turn_record(session, turn.user, since))
-        traces.append(trace)
-        if on_turn:
-            on_turn(trace)
-    return traces
+    return await play_scenario(DirectPlayer(session, clock, model), scenario, on_turn)

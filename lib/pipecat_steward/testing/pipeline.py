@@ -21,8 +21,7 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from pipecat.frames.frames import (
     BotSpeakingFrame,
@@ -59,6 +58,8 @@ from pipecat.turns.user_start import TranscriptionUserTurnStartStrategy
 from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
+
+from pipecat_steward.testing.lifecycle import Lifecycle
 
 SAMPLE_RATE = 24_000
 _CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands between sentences
@@ -206,7 +207,7 @@ def transcript_turn_strategies(stop_secs: float = 0.05) -> UserTurnStrategies:
     )
 
 
-class TextPipeline:
+class TextPipeline(Lifecycle):
     """`user_agg → [before_llm…] → llm → [after_llm…] → TextTTS → output → assistant_agg`.
 
     Use as an async context manager; `say` a caller turn, `settle` until the bot is done,
@@ -265,20 +266,12 @@ class TextPipeline:
         """Every sentence the bot spoke (sent to the TTS, or transcribed by the S2S service)."""
         return self.activity.spoken if self.tts is None else self.tts.spoken
 
-    async def __aenter__(self) -> Self:
+    async def start(self) -> None:
+        """Run the pipeline; return once its output transport is up."""
         runner = WorkerRunner(handle_sigint=False)
         await runner.add_workers(self.worker)
         self._run = asyncio.create_task(runner.run())
         await self.wait_started()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     async def wait_started(self, timeout: float = 5.0) -> None:
         """Wait until the output transport is up (the `StartFrame` went all the way)."""

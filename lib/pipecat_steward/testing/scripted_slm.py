@@ -19,14 +19,17 @@ import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from aiohttp import web
 
-from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.slm.config import SLMStage
+from pipecat_steward.testing.servers._base import LocalServer, listen_http
+
+if TYPE_CHECKING:
+    from pipecat_steward.testing.monitored import run_scenario_monitored
 
 __all__ = [
     "Answer",
@@ -36,6 +39,7 @@ __all__ = [
     "ScriptedSLM",
     "VerdictOracle",
     "null_object",
+    "run_scenario_monitored",
     "verdict",
 ]
 
@@ -81,8 +85,11 @@ class SLMRequest:
         return "llm_judge" if set(props) == {"allow"} else "extraction"
 
 
-class ScriptedSLM:
+class ScriptedSLM(LocalServer):
     """``POST /v1/chat/completions`` on 127.0.0.1, answered by script or by function.
+
+    ``stop`` takes it down (requests then fail: the SLM is down); ``start`` brings it back on
+    the same port.
 
     Attributes:
         requests: Every request received, in order.
@@ -104,13 +111,12 @@ class ScriptedSLM:
             latency: Seconds to wait before every answer.
             model: The model name the stage asks for.
         """
+        super().__init__()
         self.script: list[Answer] = list(script)
         self.answer = answer
         self.latency = latency
         self.model = model
         self.requests: list[SLMRequest] = []
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -127,29 +133,10 @@ class ScriptedSLM:
         """The requests of one consumer (``adherence``, ``extraction``, ``llm_judge``)."""
         return [r for r in self.requests if r.kind == kind]
 
-    async def __aenter__(self) -> Self:
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    async def stop(self) -> None:
-        """Stop listening (requests then fail: the SLM is down)."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        return await listen_http(stack, app, port)
 
     def _next(self, request: SLMRequest) -> Answer:
         if self.script:
@@ -298,72 +285,11 @@ class VerdictOracle:
         return verdict(done, evidence=callers[-1:], unsatisfied=open_)
 
 
-async def run_scenario_monitored(
-    agent: Any,
-    scenario: Any,
-    slm: ScriptedSLM,
-    *,
-    oracle: VerdictOracle | None = None,
-    ledger: Any = None,
-    extract: bool = True,
-) -> tuple[list[dict[str, Any]], Any, Any]:
-    """Play a scenario like ``simulate.run_scenario`` with the monitor and extractor attached.
+def __getattr__(name: str) -> Any:
+    # The monitored runner plays through Pipecat: it loads on first use, so this module
+    # (the scripted server and its oracle) stays free of Pipecat.
+    if name == "run_scenario_monitored":
+        from pipecat_steward.testing import monitored
 
-    The scenario's first-turn ``verdict`` is set-up state (applied before the call, like host
-    seeding); every later ``verdict`` is ground truth handed to ``oracle`` at that turn, and the
-    monitor must find it through the SLM. Each trace gains ``slm_calls``, ``corrections`` and
-    ``extracted``.
-
-    Returns:
-        ``(traces, monitor, extractor)``.
-    """
-    from pipecat_steward.agent.loader import Agent, load_agent
-    from pipecat_steward.pipecat.extractor import attach_extractor
-    from pipecat_steward.pipecat.monitor import attach_monitor
-    from pipecat_steward.pipecat.steward import Steward
-    from pipecat_steward.slm import SLMClient
-    from pipecat_steward.testing import scenario as sc
-    from pipecat_steward.testing.pipeline import TextPipeline
-    from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-    from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
-
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
-    loaded = sc.scripted_backend(loaded, scenario.backend)
-    clock = sc.TurnClock()
-    steward = Steward(loaded, event_data=scenario.event_data, channel=scenario.channel,
-                      gate_timeout_s=scenario.gate_timeout_s, clock=clock)  # fmt: skip
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(12)])
-    steward.attach(llm)
-    traces: list[dict[str, Any]] = []
-    async with SLMClient(ledger=ledger) as client:
-        monitor = attach_monitor(steward, llm, client, slm.stage())
-        extractor = attach_extractor(steward, client, slm.stage()) if extract else None
-        async with TextPipeline(llm, observers=steward.observers) as pipeline:
-            for number, turn in enumerate(scenario.turns, 1):
-                clock.turn = number
-                if oracle is not None and turn.verdict is not None and number > 1:
-                    oracle.truth |= {*turn.verdict.satisfied, *turn.verdict.not_applicable}
-                setup = turn if number == 1 else turn.model_copy(update={"verdict": None})
-                if oracle is not None:
-                    oracle.behaviour = turn.slm or scenario.slm
-                sc.before_turn(steward.session, setup)
-                model.queue = [scenario_step(i) for i in turn.llm]
-                llm.extend(FunctionStep(model) for _ in range(12 - llm.remaining))
-                since = len(steward.session.turns)
-                await pipeline.say(turn.user)
-                await pipeline.settle()
-                await steward.relay.bus.drain()
-                await monitor.drain()
-                if extractor is not None:
-                    await extractor.drain()
-                record = sc.turn_record(steward.session, turn.user, since)
-                trace = sc.trace_turn(number, steward.session, record)
-                trace["slm_calls"] = monitor.stats.by_turn.get(number, 0)
-                trace["corrections"] = [c for c in monitor.stats.corrections if c["turn"] == number]
-                by_turn = extractor.stats.by_turn if extractor else {}
-                trace["extracted"] = by_turn.get(number, {})
-                traces.append(redact_tree(trace, monitor.secrets.redact))
-        await monitor.aclose()
-    return traces, monitor, extractor
+        return monitored.run_scenario_monitored
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

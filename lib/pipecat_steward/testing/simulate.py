@@ -3,42 +3,46 @@
 Caller turns enter as transcripts; the LLM is a ``ScriptedLLM`` that makes the tool calls the
 scenario lists for each turn and, when the turn's script runs out, relays the engine's
 ``<system_directive>`` (as an obedient model would); backend tools can be scripted too. Every
-turn yields one trace dict (see ``docs/scenarios.md``).
+turn yields one trace dict (see ``docs/scenarios.md``); the turns are walked by the one
+scenario loop (``player.py``) with a ``PipelinePlayer``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from pipecat.observers.base_observer import BaseObserver
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import Call as Call_
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
+from pipecat_steward.testing.player import (
+    ScenarioPlayer,
+    play_scenario,
+    scenario_setup,
+    scenario_step,
+)
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
     ScenarioTurn,
     TurnClock,
-    before_turn,
     check_expectations,
     load_scenario,
-    resume_point,
-    scripted_backend,
     trace_turn,
-    turn_record,
 )
-from pipecat_steward.testing.script import Call, Say, Step
+from pipecat_steward.testing.script import Say, Step
 from pipecat_steward.testing.scripted_llm import ContextSnapshot, FunctionStep, ScriptedLLM
 
 __all__ = [
+    "PipelinePlayer",
     "Scenario",
     "ScenarioInference",
     "ScenarioTurn",
@@ -47,6 +51,7 @@ __all__ = [
     "ScriptedModel",
     "run_scenario",
     "scenario_step",
+    "settle",
     "trace_turn",
 ]
 
@@ -57,12 +62,6 @@ _SPARE_STEPS = 12
 def _directive(snapshot: ContextSnapshot) -> str:
     match = _DIRECTIVE.search(snapshot.system or "")
     return match.group(1).strip() if match else ""
-
-
-def scenario_step(inference: ScenarioInference) -> Step:
-    """One scripted inference as a ScriptedLLM step (text first, then the calls)."""
-    items: list[Say | Call] = [Say(inference.say)] if inference.say else []
-    return [*items, *(Call(c.name, c.args) for c in inference.calls)]
 
 
 class ScriptedModel:
@@ -95,7 +94,9 @@ async def run_scenario(
     log output (every frame at DEBUG) is off for the run unless ``verbose``.
     """
     with _pipecat_logs(verbose):
-        return await _run(agent, scenario, on_turn, checkpointer, observers)
+        player = await PipelinePlayer.start(agent, scenario, checkpointer=checkpointer)
+        async with player.running(observers):
+            return await play_scenario(player, scenario, on_turn)
 
 
 @contextlib.contextmanager
@@ -112,59 +113,72 @@ def _pipecat_logs(verbose: bool) -> Iterator[None]:
         logger.enable("pipecat")
 
 
-async def _run(
-    agent: Agent | str | Path,
-    scenario: Scenario,
-    on_turn: Callable[[dict[str, Any]], None] | None,
-    checkpointer: Checkpointer | None,
-    observers: Sequence[BaseObserver] = (),
-) -> list[dict[str, Any]]:
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
-    loaded = scripted_backend(loaded, scenario.backend)
-    clock = TurnClock()
-    steward = Steward(
-        loaded,
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-        gate_timeout_s=scenario.gate_timeout_s,
-        task_timeout_s=scenario.task_timeout_s,
-        checkpointer=checkpointer,
-        clock=clock,
-    )
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
-    steward.attach(llm)
-    traces: list[dict[str, Any]] = []
-    async with TextPipeline(llm, observers=[*steward.observers, *observers]) as pipeline:
-        done = resume_point(steward.session, scenario)
-        for number, turn in enumerate(scenario.turns, 1):
-            if number <= done:
-                continue
-            clock.turn = number
-            before_turn(steward.session, turn)
-            model.queue = [scenario_step(i) for i in turn.llm]
-            llm.extend(FunctionStep(model) for _ in range(_SPARE_STEPS - llm.remaining))
-            seen = len(llm.inferences)
-            since = len(steward.session.turns)
-            await pipeline.say(turn.user)
-            await _settle(pipeline, steward)
-            _record_refusals(steward, llm, seen)
-            steward.session.turns_done = number
-            await steward.session.save()
-            trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user, since))
-            traces.append(trace)
-            if on_turn:
-                on_turn(trace)
-    return traces
+class PipelinePlayer(ScenarioPlayer):
+    """Caller turns enter a real pipeline as transcripts; a ``ScriptedLLM`` plays the model.
+
+    Attributes:
+        steward: The steward attached to the scripted LLM.
+        llm: The scripted LLM service: the turn's script, then the engine's directive.
+        model: The per-turn script queue behind ``llm``.
+        pipeline: The running text-mode pipeline (set by ``running``).
+    """
+
+    def __init__(self, steward: Steward, clock: TurnClock | None = None) -> None:
+        """Attach a scripted LLM to a started ``steward``."""
+        self.steward = steward
+        self.clock = clock
+        self.model = ScriptedModel()
+        self.llm = ScriptedLLM([FunctionStep(self.model) for _ in range(_SPARE_STEPS)])
+        steward.attach(self.llm)
+        self.pipeline: TextPipeline | None = None
+
+    @classmethod
+    async def start(cls, agent: Agent | str | Path, scenario: Scenario, **options: Any) -> Self:
+        """A started steward for ``agent`` set up as ``scenario`` says, with its player.
+
+        Args:
+            agent: The agent (or its folder); the scenario's scripted backend replaces tools.
+            scenario: Gives the seed, event data, channel and timeouts.
+            **options: More ``Steward`` options (a ``checkpointer`` …).
+        """
+        loaded, clock, settings = scenario_setup(agent, scenario)
+        steward = Steward(loaded, clock=clock, **settings, **options)
+        await steward.start()
+        return cls(steward, clock)
+
+    @property
+    def session(self) -> StewardSession:
+        return self.steward.session
+
+    @contextlib.asynccontextmanager
+    async def running(self, observers: Sequence[BaseObserver] = ()) -> AsyncIterator[Self]:
+        """Run the pipeline around the scripted LLM while the scenario plays."""
+        watchers = [*self.steward.observers, *observers]
+        async with TextPipeline(self.llm, observers=watchers) as pipeline:
+            self.pipeline = pipeline
+            yield self
+
+    async def play(self, turn: ScenarioTurn) -> None:
+        assert self.pipeline is not None, "play inside running()"
+        self.model.queue = self.steps(turn)
+        self.llm.extend(FunctionStep(self.model) for _ in range(_SPARE_STEPS - self.llm.remaining))
+        seen = len(self.llm.inferences)
+        await self.pipeline.say(turn.user)
+        await self.settle()
+        _record_refusals(self.steward, self.llm, seen)
+
+    async def settle(self) -> None:
+        """Wait until the turn is done (see ``settle``)."""
+        assert self.pipeline is not None
+        await settle(self.pipeline, self.steward)
 
 
-async def _settle(pipeline: TextPipeline, steward: Steward) -> None:
+async def settle(pipeline: TextPipeline, steward: Steward) -> None:
     """Wait until the pipeline is quiet and no engine call (a slow executor) is still running."""
     await pipeline.settle()
-    while steward.hook is not None and steward.hook.driver.inflight:
-        await steward.hook.driver.settle()
+    hook = steward.hook
+    while hook is not None and hook.driver.inflight:
+        await hook.driver.settle()
         await pipeline.settle()
     await steward.relay.bus.drain()
 

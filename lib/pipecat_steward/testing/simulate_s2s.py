@@ -14,32 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import TurnRecord
+from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
+from pipecat_steward.testing.player import ScenarioPlayer, play_scenario, scenario_setup
 from pipecat_steward.testing.scenario import (
     Scenario,
-    ScenarioInference,
-    before_turn,
-    resume_point,
-    scripted_backend,
-    trace_turn,
+    ScenarioTurn,
+    TurnClock,
     turn_record,
 )
-from pipecat_steward.testing.script import Call, Say, Step
+from pipecat_steward.testing.script import Say, Step
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
 
 __all__ = [
     "ObedientRealtimeModel",
+    "RealtimePlayer",
     "RealtimeRun",
     "latest_steer",
     "realtime_run",
@@ -103,11 +102,6 @@ def realtime_service(fake: RealtimeServer, prompt: str, **kwargs: Any) -> Any:
     return OpenAIRealtimeLLMService(api_key="test", base_url=fake.url, settings=settings, **kwargs)
 
 
-def _step(inference: ScenarioInference) -> Step:
-    items: list[Say | Call] = [Say(inference.say)] if inference.say else []
-    return [*items, *(Call(c.name, c.args) for c in inference.calls)]
-
-
 @dataclass
 class RealtimeRun:
     """A running S2S conversation: the steward, the fake provider, its model and the pipeline.
@@ -162,6 +156,21 @@ async def realtime_run(agent: Agent, **kwargs: Any) -> AsyncIterator[RealtimeRun
             yield RealtimeRun(steward, fake, model, pipe)
 
 
+class RealtimePlayer(ScenarioPlayer):
+    """Caller turns reach a ``StewardS2S`` as the Realtime fake's input transcriptions."""
+
+    def __init__(self, run: RealtimeRun, clock: TurnClock | None = None) -> None:
+        self.run = run
+        self.clock = clock
+
+    @property
+    def session(self) -> StewardSession:
+        return self.run.steward.session
+
+    async def play(self, turn: ScenarioTurn) -> None:
+        await self.run.turn(turn.user, self.steps(turn))
+
+
 async def run_scenario_s2s(
     agent: Agent | str | Path,
     scenario: Scenario,
@@ -174,30 +183,10 @@ async def run_scenario_s2s(
     With a ``checkpointer`` the session is restored by identity first and completed turns are
     skipped; the steward saves at every turn boundary by itself.
     """
-    loaded = scripted_backend(
-        agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
-    )
-    rng = random.Random(scenario.seed)
-    options = {
-        "event_data": scenario.event_data,
-        "channel": scenario.channel,
-        "task_timeout_s": scenario.task_timeout_s,
-    }
-    traces: list[dict[str, Any]] = []
-    async with realtime_run(loaded, rng=rng, checkpointer=checkpointer, **options) as run:
+    loaded, clock, options = scenario_setup(agent, scenario)
+    async with realtime_run(loaded, clock=clock, checkpointer=checkpointer, **options) as run:
         await run.steward.start()
-        done = resume_point(run.steward.session, scenario)
-        for number, turn in enumerate(scenario.turns, 1):
-            if number <= done:
-                continue
-            before_turn(run.steward.session, turn)  # host writes and injected verdicts
-            record = await run.turn(turn.user, [_step(i) for i in turn.llm])
-            run.steward.session.turns_done = number
-            await run.steward.session.save()  # the turn count, for a resumed run to skip it
-            traces.append(trace_turn(number, run.steward, record))
-            if on_turn:
-                on_turn(traces[-1])
-    return traces
+        return await play_scenario(RealtimePlayer(run, clock), scenario, on_turn)
 
 
 async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer) -> None:

@@ -1,14 +1,29 @@
-"""What every provider fake shares: a script of steps and a log of what the client sent."""
+"""What every provider fake shares: start and stop on 127.0.0.1, a script of steps, a log.
+
+``LocalServer`` is the one start/stop of every fake: it listens on 127.0.0.1 from ``start`` (or
+``async with``) until ``stop``, on a free port the first time and on the same port when started
+again; ``start`` returns once the port accepts connections, and ``stop`` cancels the fake's
+background work and closes the listener and what it opened. ``ScriptedFake`` adds the script
+of responses and the log of what the client sent.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeAlias, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from contextlib import AsyncExitStack
+from ssl import SSLContext
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
+from pipecat_steward.testing.lifecycle import Lifecycle
 from pipecat_steward.testing.script import Say, Step
 
+if TYPE_CHECKING:
+    from aiohttp import web
+    from websockets.asyncio.server import ServerConnection
+
+HOST = "127.0.0.1"
 Received = TypeVar("Received")
 StepSource: TypeAlias = Step | Callable[[Any], Step]
 """A scripted step, or a callable that picks the step from what the client sent."""
@@ -16,7 +31,91 @@ StepSource: TypeAlias = Step | Callable[[Any], Step]
 DEFAULT_REPLY = Say("Okay.")
 
 
-class ScriptedFake(Generic[Received]):
+class LocalServer(Lifecycle):
+    """A fake's lifetime: listening on 127.0.0.1 between ``start`` and ``stop``.
+
+    Subclasses open their listener in ``_listen`` (with ``listen_http`` or
+    ``listen_websocket``), and run background work with ``spawn`` so ``stop`` ends it.
+
+    Attributes:
+        port: The port listened on (0 before the first start).
+    """
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._stack: AsyncExitStack | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def running(self) -> bool:
+        """Whether the fake is started and not stopped."""
+        return self._stack is not None
+
+    async def start(self) -> None:
+        """Listen (on the port of an earlier start, else a free one); a no-op when running."""
+        if self._stack is not None:
+            return
+        stack = AsyncExitStack()
+        try:
+            self.port = await self._listen(stack, self.port)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+
+    async def stop(self) -> None:
+        """Cancel the background work, then close the listener and what it opened."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` in the background until it ends or the fake stops."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
+        """Open the listener on ``port`` (0: any), push its closing on ``stack``; the port."""
+        raise NotImplementedError
+
+
+async def listen_http(stack: AsyncExitStack, app: web.Application, port: int = 0) -> int:
+    """Serve ``app`` over HTTP on 127.0.0.1 until ``stack`` closes; return the port."""
+    from aiohttp import web
+
+    # Short shutdown: an open client connection must not hold a test's teardown.
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    stack.push_async_callback(runner.cleanup)
+    await web.TCPSite(runner, HOST, port).start()
+    return runner.addresses[0][1]
+
+
+async def listen_websocket(
+    stack: AsyncExitStack,
+    handler: Callable[[ServerConnection], Awaitable[None]],
+    port: int = 0,
+    ssl: SSLContext | None = None,
+) -> int:
+    """Serve websocket connections with ``handler`` on 127.0.0.1 until ``stack`` closes."""
+    from websockets.asyncio.server import serve
+
+    server = await serve(handler, HOST, port, ssl=ssl)
+
+    async def close() -> None:
+        server.close()
+        await server.wait_closed()
+
+    stack.push_async_callback(close)
+    return server.sockets[0].getsockname()[1]
+
+
+class ScriptedFake(LocalServer, Generic[Received]):
     """A script of responses and a log of received client messages, with waiting helpers."""
 
     def __init__(self, script: Iterable[StepSource] = (), *, default: Step = DEFAULT_REPLY):
@@ -27,6 +126,7 @@ class ScriptedFake(Generic[Received]):
             default: The response once the script is exhausted.
 
         """
+        super().__init__()
         self.script: list[StepSource] = list(script)
         self.default = default
         self.received: list[Received] = []

@@ -12,13 +12,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping
-from types import TracebackType
-from typing import Any, Self
+from contextlib import AsyncExitStack
+from typing import Any
 
 from aiohttp import web
 
 from pipecat_steward.testing.script import Call, Step, split_step
-from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+from pipecat_steward.testing.servers._base import (
+    DEFAULT_REPLY,
+    ScriptedFake,
+    StepSource,
+    listen_http,
+)
 
 Body = dict[str, Any]
 # No keep-alive: the client's pooled socket would outlive the server and leak (the
@@ -53,33 +58,16 @@ class ChatCompletionsServer(ScriptedFake[Body]):
         super().__init__(script, default=default)
         self.errors: list[str] = []
         self._token_delay = token_delay
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
         """The `base_url` to give an OpenAI client."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def __aenter__(self) -> Self:
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        return await listen_http(stack, app, port)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body: Body = await request.json()

@@ -21,15 +21,20 @@ import json
 import ssl
 import tempfile
 from collections.abc import Iterable
+from contextlib import AsyncExitStack
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from pipecat_steward.testing.script import Call, Step, split_step
-from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+from pipecat_steward.testing.servers._base import (
+    DEFAULT_REPLY,
+    ScriptedFake,
+    StepSource,
+    listen_websocket,
+)
 from pipecat_steward.testing.servers.tls import make_self_signed_cert
 
 Message = dict[str, Any]
@@ -55,12 +60,8 @@ class GeminiLiveServer(ScriptedFake[Message]):
 
         """
         super().__init__(script, default=default)
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-        self._server: Server | None = None
         self._ws: ServerConnection | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self.cert_path: Path | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -79,31 +80,13 @@ class GeminiLiveServer(ScriptedFake[Message]):
         args = {"ssl": self.client_ssl_context()}
         return HttpOptions(base_url=self.base_url, async_client_args=args)
 
-    async def __aenter__(self) -> Self:
-        self._dir = tempfile.TemporaryDirectory(prefix="steward-gemini-")
-        cert, key = make_self_signed_cert(Path(self._dir.name))
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="steward-gemini-"))
+        cert, key = make_self_signed_cert(Path(folder))
         self.cert_path = cert
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(cert), str(key))
-        self._server = await serve(self._handle, "127.0.0.1", 0, ssl=context)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-        if self._dir is not None:
-            self._dir.cleanup()
-            self._dir = None
+        return await listen_websocket(stack, self._handle, port, ssl=context)
 
     def texts(self) -> list[str]:
         """Every text the client sent in `clientContent` turns or `realtimeInput`."""
@@ -139,12 +122,7 @@ class GeminiLiveServer(ScriptedFake[Message]):
         if "setup" in message:
             await self._send({"setupComplete": {}})
         elif message.get("clientContent", {}).get("turnComplete") or "toolResponse" in message:
-            self._spawn(self._respond(self.next_step(message)))
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            self.spawn(self._respond(self.next_step(message)))
 
     async def _respond(self, step: Step) -> None:
         text, calls = split_step(step)

@@ -19,8 +19,8 @@ import base64
 import json
 import warnings
 from collections.abc import Iterable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
 
 from pipecat_steward.testing.script import Call, Step, split_step
 from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
@@ -51,21 +51,12 @@ class NovaSonicFake(ScriptedFake[Event]):
         super().__init__(script, default=default)
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._open: dict[str, Event] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
         self.streams = 0
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await self.close()
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
+        # An in-memory stream: no socket; stopping ends the output stream.
+        stack.push_async_callback(self.close)
+        return 0
 
     def texts(self) -> list[tuple[str, bool]]:
         """Every text block the client sent with a USER role, as (text, interactive)."""
@@ -87,7 +78,7 @@ class NovaSonicFake(ScriptedFake[Event]):
         """Transcribe `text` as the caller's speech, then answer with the next step."""
         final = json.dumps({"generationStage": "FINAL"})
         await self._block("TEXT", "USER", {"textOutput": {"content": text}}, "END_TURN", final)
-        self._spawn(self._respond(self.next_step({"userSays": text})))
+        self.spawn(self._respond(self.next_step({"userSays": text})))
 
     # -- the DuplexEventStream surface pipecat uses --------------------------------------
 
@@ -121,12 +112,7 @@ class NovaSonicFake(ScriptedFake[Event]):
         elif name == "contentEnd":
             start = self._open.pop(body["contentName"], {})
             if _starts_response(start):
-                self._spawn(self._respond(self.next_step(event)))
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+                self.spawn(self._respond(self.next_step(event)))
 
     async def _respond(self, step: Step) -> None:
         text, calls = split_step(step)

@@ -14,14 +14,19 @@ import asyncio
 import base64
 import json
 from collections.abc import Iterable
-from types import TracebackType
-from typing import Any, Self
+from contextlib import AsyncExitStack
+from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from pipecat_steward.testing.script import Call, Step, split_step
-from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+from pipecat_steward.testing.servers._base import (
+    DEFAULT_REPLY,
+    ScriptedFake,
+    StepSource,
+    listen_websocket,
+)
 
 Event = dict[str, Any]
 _SAMPLE_RATE = 24_000
@@ -53,34 +58,16 @@ class RealtimeServer(ScriptedFake[Event]):
         """
         super().__init__(script, default=default)
         self._chunks_per_word = chunks_per_word
-        self._server: Server | None = None
         self._ws: ServerConnection | None = None
         self._cancelled = False
-        self._tasks: set[asyncio.Task[None]] = set()
-        self.port = 0
 
     @property
     def url(self) -> str:
         """The `base_url` to give `OpenAIRealtimeLLMService`."""
         return f"ws://127.0.0.1:{self.port}/v1/realtime"
 
-    async def __aenter__(self) -> Self:
-        self._server = await serve(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+    async def _listen(self, stack: AsyncExitStack, port: int) -> int:
+        return await listen_websocket(stack, self._handle, port)
 
     def of_type(self, event_type: str) -> list[Event]:
         """Return the received client events of one type."""
@@ -116,14 +103,9 @@ class RealtimeServer(ScriptedFake[Event]):
             await self._send({"type": "conversation.item.done", "item": event["item"]})
         elif kind == "response.create":
             self._cancelled = False
-            self._spawn(self._respond(self.next_step(event)))
+            self.spawn(self._respond(self.next_step(event)))
         elif kind == "response.cancel":
             self._cancelled = True
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _respond(self, step: Step) -> None:
         response_id = self.new_id("resp")
