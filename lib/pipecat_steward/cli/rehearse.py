@@ -109,7 +109,8 @@ class Rehearsal:
     supervision: Any = None
 
 
-def _llm(env: Mapping[str, str]) -> Any:
+def llm_service(env: Mapping[str, str]) -> Any:
+    """The OpenAI (or OpenAI-compatible, ``STEWARD_LLM_BASE_URL``) LLM service of a live call."""
     from pipecat.services.openai.llm import OpenAILLMService
 
     base_url = env.get("STEWARD_LLM_BASE_URL") or None
@@ -161,7 +162,7 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.pipecat.supervise import attach_supervision
 
-    services = {"stt": _stt(env), "llm": _llm(env), "tts": _tts(env)}
+    services = {"stt": _stt(env), "llm": llm_service(env), "tts": _tts(env)}
     steward = Steward.from_folder(agent_dir)
     steward.attach(services["llm"])
     supervision = attach_supervision(steward, services["llm"], env=env)

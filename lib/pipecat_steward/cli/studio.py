@@ -1,0 +1,84 @@
+"""``steward studio AGENT``: watch a call live, or review one afterwards, in the browser.
+
+- ``--replay SESSION|TRACE_FILE``: step through a stored session or a ``steward simulate
+  --json`` trace; no keys, no network;
+- ``--text``: chat with the agent through the real pipeline and any OpenAI-compatible LLM
+  (``STEWARD_LLM_BASE_URL``, ``STEWARD_LLM_MODEL``; else ``OPENAI_API_KEY``), no speech keys;
+- neither: a voice call over SmallWebRTC with pipecat's prebuilt client beside the panels
+  (what ``steward rehearse`` serves; cloud speech keys as it names them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipecat_steward.exceptions import StewardError
+
+__all__ = ["add_parser", "run"]
+
+LLM_VARIABLES = ("STEWARD_LLM_BASE_URL", "OPENAI_API_KEY")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``steward studio``."""
+    parser = sub.add_parser(
+        "studio", help="watch a call live (text or voice) or replay one, in the browser"
+    )
+    parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--replay", metavar="SESSION|TRACE_FILE", help="review a recorded call")
+    mode.add_argument("--text", action="store_true", help="chat in text with the real pipeline")
+    parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
+    parser.add_argument("--host", default="localhost", help="address to serve on")
+    parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the agent and the mode's settings, then serve the studio until stopped."""
+    from pipecat_steward.agent.loader import load_agent
+
+    try:
+        load_agent(args.agent)
+    except (StewardError, ValueError, OSError) as exc:
+        print(f"steward studio: {exc}", file=sys.stderr)
+        return 2
+    if not args.replay and not args.text:
+        from pipecat_steward.cli.rehearse import run as rehearse
+
+        return rehearse(args)
+    if args.text and not any(os.environ.get(n) for n in LLM_VARIABLES):
+        print(
+            "steward studio --text: no LLM is configured; set STEWARD_LLM_BASE_URL (an "
+            "OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1, with STEWARD_LLM_MODEL) "
+            "or OPENAI_API_KEY",
+            file=sys.stderr,
+        )
+        return 2
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from pipecat_steward.cli.simulate import quiet_pipecat
+    from pipecat_steward.studio import StudioConfig, create_app
+
+    mode = "text" if args.text else "replay"
+    config = StudioConfig(
+        args.agent.resolve(), mode=mode, replay=args.replay, store=args.store,
+        env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        app = create_app(config)
+    except (StewardError, ValueError, OSError) as exc:
+        print(f"steward studio: {exc}", file=sys.stderr)
+        return 2
+    quiet_pipecat()
+    print(f"steward studio: open http://{args.host}:{args.port}/", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,152 @@
+"""The studio's web app: the page, its JSON routes and the live event WebSocket.
+
+Routes (relative, so the app also works mounted under a prefix, e.g. ``/studio`` beside
+pipecat's runner):
+
+- ``GET /``: the page; ``GET /static/…``: its stylesheet and script;
+- ``GET /api/config``: the mode, the session to open first, where the voice client is;
+- ``GET /api/agent``: the agent's steps, slots and variables; ``GET /api/picture``: its drawing;
+- ``GET /api/sessions``: past and live sessions, newest first;
+  ``GET /api/sessions/{id}/events``: one session's events, for replay;
+- ``WS /ws/{id}``: one session's events, the backlog first, then live;
+- ``POST /api/say``: in text mode, the caller's next line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
+
+from pipecat_steward.studio.agent_view import describe, load, picture
+from pipecat_steward.studio.feed import Feeds
+from pipecat_steward.studio.sessions import SessionSource, sources_for
+
+__all__ = ["Mode", "StudioConfig", "create_app"]
+
+Mode = Literal["replay", "text", "voice"]
+STATIC = Path(__file__).parent / "static"
+
+
+@dataclass
+class StudioConfig:
+    """What one studio serves.
+
+    Attributes:
+        agent_dir: The agent folder.
+        mode: ``replay`` (a stored session or a trace file), ``text`` or ``voice``.
+        replay: The session id or trace file to open in replay mode.
+        store: The event store URL (``sqlite:PATH``, ``redis://…``); None for none.
+        voice_client: Where the voice client is served (voice mode), e.g. ``/client/``.
+        env: The environment of live calls (provider settings).
+    """
+
+    agent_dir: Path
+    mode: Mode = "replay"
+    replay: str | None = None
+    store: str | None = None
+    voice_client: str | None = None
+    env: dict[str, str] = field(default_factory=lambda: {})
+
+
+class Say(BaseModel):
+    """A caller's line in text mode."""
+
+    text: str
+
+
+def create_app(config: StudioConfig, feeds: Feeds | None = None) -> FastAPI:
+    """Build the studio app for ``config`` (``feeds`` carries live calls' events)."""
+    agent = load(config.agent_dir)
+    view = describe(agent).json()
+    feeds = feeds or Feeds()
+    source = sources_for(config, feeds)
+    state: dict[str, Any] = {"first": _first_session(config, source)}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        call = None
+        if config.mode == "text":
+            from pipecat_steward.studio.text_call import TextCall
+
+            session = f"text-{_stamp()}"
+            call = TextCall(config.agent_dir, feeds.get(session), env=config.env or None)
+            state["first"], state["call"] = session, call
+            await call.start()
+        try:
+            yield
+        finally:
+            if call is not None:
+                await call.stop()
+
+    app = FastAPI(title="steward studio", lifespan=lifespan)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/config")
+    async def settings() -> dict[str, Any]:
+        return {"mode": config.mode, "session": state["first"], "agent": view["name"],
+                "voice_client": config.voice_client}  # fmt: skip
+
+    @app.get("/api/agent")
+    async def agent_view() -> dict[str, Any]:
+        return view
+
+    @app.get("/api/picture")
+    async def agent_picture() -> Response:
+        media, body = picture(config.agent_dir)
+        return Response(body, media_type=media)
+
+    @app.get("/api/sessions")
+    async def sessions() -> list[dict[str, Any]]:
+        return source.sessions()
+
+    @app.get("/api/sessions/{session}/events")
+    async def session_events(session: str) -> list[dict[str, Any]]:
+        events = source.events(session)
+        if events is None:
+            raise HTTPException(404, f"no session {session!r}")
+        return events
+
+    @app.websocket("/ws/{session}")
+    async def live(socket: WebSocket, session: str) -> None:
+        await socket.accept()
+        try:
+            async for event in source.subscribe(session):
+                await socket.send_json(event)
+        except WebSocketDisconnect:
+            return
+        await socket.close()
+
+    @app.post("/api/say")
+    async def say(line: Say) -> dict[str, Any]:
+        call = state.get("call")
+        if call is None:
+            raise HTTPException(409, "this studio is not in text mode (start it with --text)")
+        await call.say(line.text)
+        return {"ok": True}
+
+    return app
+
+
+def _first_session(config: StudioConfig, source: SessionSource) -> str | None:
+    if config.replay:
+        return source.resolve(config.replay)
+    listed = source.sessions()
+    return listed[0]["id"] if listed else None
+
+
+def _stamp() -> str:
+    import time
+
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime())
