@@ -37,7 +37,8 @@ def test_every_kind_round_trips_through_json() -> None:
     pub = EventPublisher("s1")
     for kind, model in event_kinds().items():
         required = {
-            n: _sample(f.annotation) for n, f in model.model_fields.items()
+            n: _sample(f.annotation)
+            for n, f in model.model_fields.items()
             if f.is_required() and n not in ("session", "seq", "t")
         }
         event = pub.emit(model, **required)
@@ -59,7 +60,9 @@ def _sample(annotation: object) -> object:
 
 
 def test_unknown_kind_is_skipped_and_bad_fields_fail() -> None:
-    assert parse_event_or_none({"kind": "from_the_future", "session": "s", "seq": 1, "t": 0}) is None
+    assert (
+        parse_event_or_none({"kind": "from_the_future", "session": "s", "seq": 1, "t": 0}) is None
+    )
     with pytest.raises(ValidationError):
         parse_event({"kind": "bot_utterance", "session": "s", "seq": 1, "t": 0, "text": "hi",
                      "source": "shouted"})  # fmt: skip

@@ -68,7 +68,11 @@ class EventPublisher:
         if self.closed:
             return None
         clean = redact_tree(fields, self.redact)
-        stamp = {"session": self.session, "seq": self.first_seq + len(self.events), "turn": self.turn}
+        stamp = {
+            "session": self.session,
+            "seq": self.first_seq + len(self.events),
+            "turn": self.turn,
+        }
         event = kind(**{**clean, **stamp, "t": round(max(0.0, self.clock() - self._start), 6)})
         self.events.append(event)  # type: ignore[arg-type]
         for sink in list(self.sinks):

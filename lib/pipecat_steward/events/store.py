@@ -12,8 +12,17 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pipecat_steward.events.schema import CallStarted, Event, parse_event_or_none
+from pipecat_steward.exceptions import StoreError
 
-__all__ = ["EventStore", "MemoryEventStore", "SessionSummary", "decode", "encode", "summarise"]
+__all__ = [
+    "EventStore",
+    "MemoryEventStore",
+    "SessionSummary",
+    "decode",
+    "encode",
+    "open_event_store",
+    "summarise",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +105,24 @@ class MemoryEventStore:
 
     async def close(self) -> None:
         return None
+
+
+def open_event_store(spec: str) -> EventStore:
+    """The event store ``spec`` names: ``memory:``, ``sqlite:PATH`` or ``redis://…``.
+
+    Raises:
+        StoreError: When the spec names no known backend (the message lists the forms).
+    """
+    if spec in ("memory", "memory:"):
+        return MemoryEventStore()
+    if spec.startswith("sqlite:") and len(spec) > len("sqlite:"):
+        from pipecat_steward.events.sqlite_store import SQLiteEventStore
+
+        return SQLiteEventStore(spec.removeprefix("sqlite:"))
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        from pipecat_steward.events.redis_store import RedisEventStore
+
+        return RedisEventStore(spec)
+    raise StoreError(
+        f"unknown event store {spec!r}; use memory:, sqlite:PATH or redis://HOST:PORT/DB"
+    )
