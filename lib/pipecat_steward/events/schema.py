@@ -1,0 +1,262 @@
+"""The conversation event schema: what the studio, the store and the client see of a call.
+
+Every event carries ``schema_version``, ``session`` (the conversation id), ``seq`` (its position
+in the session, from 1, gap-free), ``t`` (seconds since the call started), ``turn`` (the caller
+turn it belongs to; 0 before the first) and ``kind``, the tag of the union. Texts and values are
+redacted before an event is built (sensitive values never reach an event).
+
+Compatibility rule: within one ``schema_version`` changes are additive only (a new kind, or a
+new field with a default). Renaming or removing a field, or changing its meaning, bumps
+``SCHEMA_VERSION``. Readers ignore kinds they do not know (see ``parse_event_or_none``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BotUtteranceEvent",
+    "CallEnded",
+    "CallStarted",
+    "CallerTranscript",
+    "ChecklistStatus",
+    "ChecklistStep",
+    "CheckpointEvent",
+    "CorrectionEvent",
+    "EngineDecision",
+    "Event",
+    "EventBase",
+    "GateDecision",
+    "MonitorCheck",
+    "SlotChange",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "TransactionEvent",
+    "event_kinds",
+    "parse_event",
+    "parse_event_or_none",
+]
+
+SCHEMA_VERSION = 1
+"""The version of this schema; bumped only for a change that is not additive."""
+
+UtteranceSource = Literal["llm", "preempt", "announce", "note"]
+ToolOutcome = Literal["ok", "error", "refused", "vetoed"]
+StepState = Literal["done", "open", "not_applicable", "blocked"]
+CorrectionStatus = Literal["queued", "delivered", "expired", "suppressed"]
+
+
+class EventBase(BaseModel):
+    """Fields every event carries (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    session: str
+    seq: int = Field(ge=0)
+    t: float = Field(ge=0)
+    turn: int = Field(default=0, ge=0)
+
+
+class CallStarted(EventBase):
+    """The call began: the agent, the channel and the wall-clock start (epoch seconds)."""
+
+    kind: Literal["call_started"] = "call_started"
+    agent: str
+    started_at: float
+    channel: str | None = None
+
+
+class CallEnded(EventBase):
+    """The call ended (the pipeline stopped, or the simulation finished)."""
+
+    kind: Literal["call_ended"] = "call_ended"
+    status: str = ""
+    reason: str = ""
+
+
+class CallerTranscript(EventBase):
+    """A final transcript of the caller (redacted as records keep it)."""
+
+    kind: Literal["caller_transcript"] = "caller_transcript"
+    text: str
+    source: Literal["cascade", "s2s", "text"] = "cascade"
+
+
+class BotUtteranceEvent(EventBase):
+    """What the bot actually said, measured (not what the engine meant it to say)."""
+
+    kind: Literal["bot_utterance"] = "bot_utterance"
+    text: str
+    source: UtteranceSource
+
+
+class ToolCallEvent(EventBase):
+    """A tool call made by the model (``by=llm``) or fired by the engine (``by=engine``)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    call_id: str | None = None
+    by: Literal["llm", "engine"] = "llm"
+
+
+class ToolResultEvent(EventBase):
+    """The outcome of a tool call; ``reason`` says why a call was refused, vetoed or failed."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    name: str
+    outcome: ToolOutcome
+    reason: str | None = None
+    result: dict[str, Any] = Field(default_factory=dict)
+    call_id: str | None = None
+    by: Literal["llm", "engine"] = "llm"
+
+
+class SlotChange(EventBase):
+    """A slot's record changed (status ``pending`` awaits confirmation)."""
+
+    kind: Literal["slot_change"] = "slot_change"
+    slot: str
+    status: str
+    value: Any = None
+    source: str | None = None
+    previous_status: str | None = None
+
+
+class EngineDecision(EventBase):
+    """The engine's action for one inference."""
+
+    kind: Literal["engine_decision"] = "engine_decision"
+    phase: str
+    status: str = "in_progress"
+    directive: str = ""
+    visible_tools: list[str] = Field(default_factory=list)
+    preempt: bool = False
+    asks: list[str] = Field(default_factory=list)
+
+
+class ChecklistStep(BaseModel):
+    """One procedure step's state."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    title: str = ""
+    state: StepState
+    current: bool = False
+
+
+class ChecklistStatus(EventBase):
+    """One checklist (procedure) with each step's state and its last violation."""
+
+    kind: Literal["checklist"] = "checklist"
+    procedure: str
+    title: str = ""
+    armed: bool = True
+    current_step: str | None = None
+    steps: list[ChecklistStep] = Field(default_factory=list)
+    last_violation: dict[str, Any] | None = None
+
+
+class GateDecision(EventBase):
+    """The procedure gate's decision on an irreversible (gated) tool."""
+
+    kind: Literal["gate"] = "gate"
+    tool: str
+    decision: Literal["allow", "veto"]
+    reason: str | None = None
+    open_steps: list[str] = Field(default_factory=list)
+
+
+class MonitorCheck(EventBase):
+    """One logic_slm call of the monitor or the extractor."""
+
+    kind: Literal["monitor_check"] = "monitor_check"
+    request_id: str
+    purpose: Literal["monitor", "extractor"] = "monitor"
+    latency_ms: float | None = None
+    verdict: str = ""
+    cost_usd: float | None = None
+    model: str | None = None
+
+
+class CorrectionEvent(EventBase):
+    """A monitor correction's life: queued, delivered, expired or suppressed (and why)."""
+
+    kind: Literal["correction"] = "correction"
+    status: CorrectionStatus
+    step: str | None = None
+    text: str = ""
+    channel: str | None = None
+    severity: str | None = None
+    reason: str | None = None
+
+
+class TransactionEvent(EventBase):
+    """A multi-turn transaction's state (``None`` fields when no transaction is active)."""
+
+    kind: Literal["transaction"] = "transaction"
+    name: str | None = None
+    status: str
+    state: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckpointEvent(EventBase):
+    """A checkpoint save, or the conflict that stopped this worker."""
+
+    kind: Literal["checkpoint"] = "checkpoint"
+    action: Literal["saved", "conflict"]
+    version: int | None = None
+    expected_version: int | None = None
+    current_version: int | None = None
+
+
+Event: TypeAlias = Annotated[
+    CallStarted
+    | CallEnded
+    | CallerTranscript
+    | BotUtteranceEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | SlotChange
+    | EngineDecision
+    | ChecklistStatus
+    | GateDecision
+    | MonitorCheck
+    | CorrectionEvent
+    | TransactionEvent
+    | CheckpointEvent,
+    Field(discriminator="kind"),
+]
+"""Any conversation event (a tagged union on ``kind``)."""
+
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: dict[str, Any] | str | bytes) -> Event:
+    """Parse one event from a mapping or its JSON text.
+
+    Raises:
+        pydantic.ValidationError: When the data is not an event of this schema.
+    """
+    if isinstance(data, (str, bytes)):
+        return _ADAPTER.validate_json(data)
+    return _ADAPTER.validate_python(data)
+
+
+def parse_event_or_none(data: dict[str, Any] | str | bytes) -> Event | None:
+    """Parse one event; None for a kind this reader does not know (a newer writer)."""
+    try:
+        return parse_event(data)
+    except ValidationError:
+        return None
+
+
+def event_kinds() -> dict[str, type[EventBase]]:
+    """Every event kind with its model, in schema order."""
+    union = get_args(Event)[0]
+    return {m.model_fields["kind"].default: m for m in get_args(union)}
