@@ -47,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
     except (StewardError, ValueError, OSError) as exc:
         print(f"steward studio: {exc}", file=sys.stderr)
         return 2
+    if args.replay and not Path(args.replay).is_file() and not args.store:
+        print(
+            f"steward studio: {args.replay} is not a trace file; a stored session needs "
+            "--store URL (the store it was recorded in: sqlite:PATH or redis://HOST:PORT/DB)",
+            file=sys.stderr,
+        )
+        return 2
     if not args.replay and not args.text:
         from pipecat_steward.cli.rehearse import run as rehearse
 

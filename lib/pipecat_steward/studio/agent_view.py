@@ -37,7 +37,7 @@ def describe(agent: Agent) -> AgentView:
         for s in (procs.steps.values() if procs is not None else ())
     ]
     slots: list[dict[str, Any]] = [
-        {"name": name, "kind": "slot", "sensitive": False} for name in agent.flow.slots
+        {"name": slot.config.name, "kind": "slot", "sensitive": False} for slot in agent.flow.slots
     ]
     slots += [
         {"name": v.name, "kind": "variable", "sensitive": v.sensitive, "linked": v.linked,

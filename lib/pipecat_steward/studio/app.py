@@ -25,9 +25,9 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
+from pipecat_steward.events.hub import EventHub
 from pipecat_steward.studio.agent_view import describe, load, picture
-from pipecat_steward.studio.feed import Feeds
-from pipecat_steward.studio.sessions import SessionSource, sources_for
+from pipecat_steward.studio.sessions import SessionSource
 
 __all__ = ["Mode", "StudioConfig", "create_app"]
 
@@ -62,22 +62,24 @@ class Say(BaseModel):
     text: str
 
 
-def create_app(config: StudioConfig, feeds: Feeds | None = None) -> FastAPI:
-    """Build the studio app for ``config`` (``feeds`` carries live calls' events)."""
+def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
+    """Build the studio app for ``config`` over ``hub`` (default: one on ``config.store``)."""
     agent = load(config.agent_dir)
     view = describe(agent).json()
-    feeds = feeds or Feeds()
-    source = sources_for(config, feeds)
-    state: dict[str, Any] = {"first": _first_session(config, source)}
+    hub = hub or EventHub(_store(config.store))
+    titles = {s["id"]: s["title"] for s in view["steps"]}
+    source = SessionSource(hub, view["name"], titles)
+    state: dict[str, Any] = {"first": None}
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         call = None
+        state["first"] = await _first_session(config, source)
         if config.mode == "text":
             from pipecat_steward.studio.text_call import TextCall
 
             session = f"text-{_stamp()}"
-            call = TextCall(config.agent_dir, feeds.get(session), env=config.env or None)
+            call = TextCall(config.agent_dir, hub, session, env=config.env or None)
             state["first"], state["call"] = session, call
             await call.start()
         try:
@@ -85,6 +87,7 @@ def create_app(config: StudioConfig, feeds: Feeds | None = None) -> FastAPI:
         finally:
             if call is not None:
                 await call.stop()
+            await hub.store.close()
 
     app = FastAPI(title="steward studio", lifespan=lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -109,13 +112,13 @@ def create_app(config: StudioConfig, feeds: Feeds | None = None) -> FastAPI:
 
     @app.get("/api/sessions")
     async def sessions() -> list[dict[str, Any]]:
-        return source.sessions()
+        return await source.sessions()
 
     @app.get("/api/sessions/{session}/events")
     async def session_events(session: str) -> list[dict[str, Any]]:
-        events = source.events(session)
-        if events is None:
-            raise HTTPException(404, f"no session {session!r}")
+        events = await source.events(session)
+        if not events:
+            raise HTTPException(404, f"no session {session!r} in the store")
         return events
 
     @app.websocket("/ws/{session}")
@@ -139,11 +142,17 @@ def create_app(config: StudioConfig, feeds: Feeds | None = None) -> FastAPI:
     return app
 
 
-def _first_session(config: StudioConfig, source: SessionSource) -> str | None:
+async def _first_session(config: StudioConfig, source: SessionSource) -> str | None:
     if config.replay:
-        return source.resolve(config.replay)
-    listed = source.sessions()
+        return await source.resolve(config.replay)
+    listed = await source.sessions()
     return listed[0]["id"] if listed else None
+
+
+def _store(spec: str | None) -> Any:
+    from pipecat_steward.events.store import open_event_store
+
+    return open_event_store(spec or "memory:")
 
 
 def _stamp() -> str:

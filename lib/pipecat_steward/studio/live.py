@@ -1,4 +1,4 @@
-"""Publish a live call's events to its feed: turn traces, monitor corrections, logic_slm calls.
+"""Publish a live call's events: turn traces, monitor corrections, logic_slm calls.
 
 ``LiveTrace`` reads the steward after each caller turn (the same trace ``steward simulate``
 prints, so a live call and a replay show the same things), adds the agent's variables to the
@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from pipecat_steward.core.costing import PriceBook, UsageEvent, event_cost
-from pipecat_steward.core.redaction import redact_tree
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.schema import MonitorCheck
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.storage.ledger import UsageSink
-from pipecat_steward.studio.feed import Feed
 from pipecat_steward.studio.trace_events import TraceReader
 from pipecat_steward.testing.scenario import trace_turn
 
@@ -25,12 +25,15 @@ _HIDDEN = "•••"
 
 
 class LiveTrace:
-    """Turns a live steward's progress into feed events, one flush per caller turn."""
+    """Turns a live steward's progress into events, one flush per caller turn."""
 
-    def __init__(self, steward: Steward, feed: Feed) -> None:
+    def __init__(self, steward: Steward, publisher: EventPublisher, source: str = "text") -> None:
         self.steward = steward
-        self.feed = feed
-        self._reader = TraceReader()
+        self.publisher = publisher
+        self.source = source
+        procs = steward.agent.procedures
+        titles = {s.id: s.title or s.id for s in procs.steps.values()} if procs else {}
+        self._reader = TraceReader(publisher, titles)
         self._turns = 0
         self._corrections = 0
         self._extracted: set[int] = set()
@@ -47,8 +50,7 @@ class LiveTrace:
             trace["corrections"] = self._new_corrections()
             trace["extracted"] = self._new_extractions()
             trace["checklist"] = self._checklist(trace.get("checklist"))
-            redacted = redact_tree(trace, session.secrets.redact)
-            self.feed.extend(self._reader.events(redacted))
+            self._reader.read(trace, source=self.source)  # the publisher redacts
 
     def _variables(self) -> dict[str, dict[str, Any]]:
         values = self.steward.session.state.variables
@@ -91,25 +93,28 @@ class LiveTrace:
 
 
 class SLMCallSink:
-    """A usage ledger that forwards to another and publishes each call as an ``slm_call``."""
+    """A usage ledger that forwards to another and publishes each call as a ``monitor_check``."""
 
     def __init__(
-        self,
-        forward: UsageSink,
-        publish: Callable[[dict[str, Any]], object],
+        self, forward: UsageSink, publisher: Callable[[], EventPublisher | None],
         book: PriceBook | None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.forward = forward
-        self.publish = publish
+        self.publisher = publisher
         self.book = book
+        self.calls = 0
 
     def record(self, event: UsageEvent) -> None:
-        """Meter the call, then publish it (latency, tokens, cost when priced)."""
+        """Meter the call, then publish it (latency, cost when priced)."""
         self.forward.record(event)
+        publisher = self.publisher()
+        if publisher is None:
+            return
+        self.calls += 1
         cost = event_cost(self.book, event) if self.book is not None else None
-        self.publish(
-            {"type": "slm_call", "purpose": str(event.scope), "model": event.model,
-             "outcome": event.outcome, "latency_ms": round(event.latency_ms, 1),
-             "tokens": event.input_tokens + event.output_tokens,
-             "cost_usd": float(cost) if cost is not None else None}  # fmt: skip
-        )
+        publisher.emit(
+            MonitorCheck, request_id=f"slm-{self.calls}",
+            purpose="extractor" if event.scope == "extraction" else "monitor",
+            latency_ms=round(event.latency_ms, 1), verdict=str(event.outcome),
+            cost_usd=float(cost) if cost is not None else None, model=event.model,
+        )  # fmt: skip

@@ -1,70 +1,75 @@
-"""Where the studio finds sessions: live calls in this process, trace files, the event store.
+"""Where the studio finds sessions: the event store (live calls write there too) and trace files.
 
-``SessionSource`` answers the page's three questions (which sessions are there, newest
-first; what are one session's events; what happens next in it) over every place a session
-can come from.
+``SessionSource`` answers the page's three questions over an ``EventHub``: which sessions are
+there (newest first), what are one session's events, and what happens next in it (stored
+events, then live ones while the call runs). A trace file is read once into the hub's store
+as a session of its own, so it replays like a recorded call.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pipecat_steward.studio.feed import Feeds
-from pipecat_steward.studio.trace_events import read_trace_file
+from pipecat_steward.events.hub import EventHub
+from pipecat_steward.studio.trace_events import TraceReader, read_traces
 
-if TYPE_CHECKING:
-    from pipecat_steward.studio.app import StudioConfig
-
-__all__ = ["SessionSource", "sources_for"]
+__all__ = ["SessionSource"]
 
 Event = dict[str, Any]
+_TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".txt", ".trace")
 
 
 class SessionSource:
-    """Sessions from live feeds and loaded trace files."""
+    """Sessions of one event hub, as the page asks for them."""
 
-    def __init__(self, feeds: Feeds) -> None:
-        self.feeds = feeds
-        self._finished: set[str] = set()
+    def __init__(self, hub: EventHub, agent: str, titles: dict[str, str]) -> None:
+        self.hub = hub
+        self.agent = agent
+        self.titles = titles
 
-    def resolve(self, replay: str) -> str:
-        """The session id of ``replay``: a trace file (loaded now) or a session id."""
+    async def resolve(self, replay: str) -> str:
+        """The session id of ``replay``: a trace file (read into the store now) or a session id."""
         path = Path(replay)
-        if path.suffix in (".json", ".jsonl", ".ndjson", ".txt") or path.is_file():
-            session = f"trace:{path.stem}"
-            feed = self.feeds.get(session)
-            if not feed.events:
-                feed.extend(read_trace_file(path))
-            self._finished.add(session)
+        if not (path.suffix in _TRACE_SUFFIXES or path.is_file()):
+            return replay
+        session = f"trace-{path.stem}"
+        if await self.hub.store.read(session):
             return session
-        return replay
+        publisher = await self.hub.open(session)
+        publisher.start(self.agent, "trace")
+        reader = TraceReader(publisher, self.titles)
+        for trace in read_traces(path):
+            reader.read(trace)
+        await self.hub.close(session, status="replayed", reason=f"trace file {path.name}")
+        return session
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """Every session, newest first."""
-        out = [
-            {"id": s, "events": len(self.feeds.get(s).events), "live": s not in self._finished}
-            for s in self.feeds.known()
+    async def sessions(self) -> list[dict[str, Any]]:
+        """Every stored session, newest first, marked live while its call runs."""
+        return [
+            {"id": s.session, "agent": s.agent, "started_at": s.started_at, "events": s.events,
+             "seconds": s.last_t, "live": s.session in self.hub.live}  # fmt: skip
+            for s in await self.hub.sessions()
         ]
-        return out[::-1]
 
-    def events(self, session: str) -> list[Event] | None:
-        """The events of ``session`` so far (None when unknown)."""
-        if session not in self.feeds.known():
-            return None
-        return list(self.feeds.get(session).events)
+    async def events(self, session: str) -> list[Event]:
+        """The events of ``session`` so far (stored and live), as JSON objects."""
+        return [e.model_dump(mode="json") async for e in self._so_far(session)]
+
+    async def _so_far(self, session: str) -> AsyncIterator[Any]:
+        publisher = self.hub.live.get(session)
+        if publisher is None:
+            for event in await self.hub.store.read(session):
+                yield event
+            return
+        for event in await self.hub.store.read(session):
+            if event.seq < publisher.first_seq:
+                yield event
+        for event in list(publisher.events):
+            yield event
 
     async def subscribe(self, session: str) -> AsyncIterator[Event]:
         """The events of ``session``: what happened so far, then live ones while it runs."""
-        if session in self._finished:
-            for event in self.feeds.get(session).events:
-                yield event
-            return
-        async for event in self.feeds.get(session).subscribe():
-            yield event
-
-
-def sources_for(config: StudioConfig, feeds: Feeds) -> SessionSource:
-    """The session source of a studio configuration."""
-    return SessionSource(feeds)
+        async for event in self.hub.subscribe(session):
+            yield event.model_dump(mode="json")

@@ -15,18 +15,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.studio.feed import Feed
+from pipecat_steward.events.hub import EventHub
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.studio.live import LiveTrace, SLMCallSink
 
 __all__ = ["TextCall"]
 
 
 class TextCall:
-    """One text conversation with the agent; ``say`` a line, events go to ``feed``."""
+    """One text conversation with the agent; ``say`` a line, its events go to ``hub``."""
 
-    def __init__(self, agent_dir: Path, feed: Feed, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, agent_dir: Path, hub: EventHub, session: str, env: Mapping[str, str] | None = None
+    ) -> None:
         self.agent_dir = agent_dir
-        self.feed = feed
+        self.hub = hub
+        self.session = session
+        self.publisher: EventPublisher | None = None
         self.env = dict(os.environ if env is None else env)
         self._lock = asyncio.Lock()
         self._pipeline: Any = None
@@ -42,12 +47,14 @@ class TextCall:
         from pipecat_steward.testing.pipeline import TextPipeline
 
         llm = llm_service(self.env)
-        steward = Steward.from_folder(self.agent_dir, supervise=False, call_id=self.feed.session)
+        steward = Steward.from_folder(self.agent_dir, supervise=False, call_id=self.session)
         steward.attach(llm)
         self._supervise(steward, llm)
         await steward.start()
         self._steward = steward
-        self._live = LiveTrace(steward, self.feed)
+        self.publisher = await self.hub.open(self.session, redact=steward.session.secrets.redact)
+        self.publisher.start(str(steward.agent.raw.get("name") or self.agent_dir.name), "text")
+        self._live = LiveTrace(steward, self.publisher)
         self._pipeline = TextPipeline(llm, observers=steward.observers)
         await self._pipeline.__aenter__()
         async with self._lock:
@@ -64,12 +71,8 @@ class TextCall:
             book = load_price_book()
         except Exception:  # an unreadable price book only loses the cost column
             book = None
-        sink = SLMCallSink(default_ledger(), self._publish_now, book)
+        sink = SLMCallSink(default_ledger(), lambda: self.publisher, book)
         attach_supervision(steward, llm, client=SLMClient(ledger=sink), env=self.env)
-
-    def _publish_now(self, event: dict[str, Any]) -> None:
-        turn = len(self._steward.session.turns) if self._steward is not None else 0
-        self.feed.publish({**event, "turn": turn})
 
     async def say(self, text: str) -> None:
         """Say ``text`` as the caller and wait until the bot is done answering."""
@@ -97,4 +100,4 @@ class TextCall:
             await self._pipeline.stop()
         if self._steward is not None and self._steward.supervision is not None:
             await self._steward.supervision.aclose()
-        self.feed.close()
+        await self.hub.close(self.session, status="ended", reason="studio stopped")

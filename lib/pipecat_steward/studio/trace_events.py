@@ -1,26 +1,10 @@
-"""Turn traces (``steward simulate --json`` lines) into the studio's events.
+"""Turn traces (one caller turn each, as ``steward simulate --json`` prints them) into events.
 
-A trace holds one caller turn's outcome; the page wants what happened, in order. ``TraceReader``
-remembers the previous turn so each event says what changed: a slot whose settled value was
-replaced is marked ``corrected`` with its ``previous`` value, and the checklist is sent only
-when a step's state moved.
-
-Event types (every event has ``type`` and ``turn``):
-
-- ``caller``: ``text``, the caller's final transcript;
-- ``utterance``: ``text`` and ``source`` (llm, preempt, announce, note), what the bot said;
-- ``tool_call``: ``name``, ``args``, ``outcome`` (ok, refused, vetoed, failed) and ``by``
-  (llm, or engine for executors the engine fired);
-- ``gate``: ``tool``, ``decision`` (allow, veto), ``reason``, ``open`` (steps still open);
-- ``slot``: ``name``, ``kind`` (slot, variable), ``status``, ``value``, ``source``,
-  ``previous`` and ``corrected``;
-- ``checklist``: ``current`` and ``steps`` (step id → done, open, not_applicable, blocked),
-  ``last_violation`` when known;
-- ``correction``: a monitor correction (``step``, ``kind``, ``severity``, ``channel``, ``text``);
-- ``slm_call``: ``purpose``, ``calls``, and ``latency_ms`` / ``cost_usd`` when known;
-- ``extraction``: ``written``, ``proposals``, ``refused``;
-- ``engine``: ``phase``, ``visible_tools``, ``asks``, ``status``;
-- ``transaction``: the transaction summary when the agent has intents.
+A trace holds one turn's outcome; the studio wants what happened, in order, in the
+conversation event schema (``pipecat_steward.events``). ``TraceReader`` remembers the previous
+turn so it emits only what changed: a slot whose status, value or source moved, the checklist
+when a step's state moved. It emits through an ``EventPublisher``, so the events are numbered,
+redacted, persisted in the studio's store and fanned out like any live call's.
 """
 
 from __future__ import annotations
@@ -30,146 +14,139 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TraceReader", "events_from_traces", "read_trace_file"]
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.schema import (
+    BotUtteranceEvent,
+    CallerTranscript,
+    ChecklistStatus,
+    CorrectionEvent,
+    EngineDecision,
+    GateDecision,
+    MonitorCheck,
+    SlotChange,
+    ToolCallEvent,
+    ToolResultEvent,
+    TransactionEvent,
+)
 
-Event = dict[str, Any]
+__all__ = ["TraceReader", "read_traces"]
+
+_OUTCOMES = {"ok": "ok", "refused": "refused", "vetoed": "vetoed", "veto": "vetoed"}
+_SLOT_KEYS = ("status", "value", "source")
 
 
 class TraceReader:
-    """Reads turn traces in order and yields the events each one adds."""
+    """Emits the events each turn trace adds, in the order they happened within the turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, publisher: EventPublisher, step_titles: Mapping[str, str] | None = None):
+        self.publisher = publisher
+        self.titles = dict(step_titles or {})
         self._slots: dict[str, Mapping[str, Any]] = {}
-        self._steps: Mapping[str, str] = {}
+        self._steps: dict[str, str] = {}
+        self._violation: Any = None
 
-    def events(self, trace: Mapping[str, Any]) -> list[Event]:
-        """The events of one turn trace."""
-        turn = int(trace.get("turn", 0))
-        out: list[Event] = []
+    def read(self, trace: Mapping[str, Any], *, source: str = "cascade") -> None:
+        """Emit the events of one turn trace."""
+        emit = self.publisher.emit
+        self.publisher.turn = int(trace.get("turn", 0))
         if trace.get("user"):
-            out.append({"type": "caller", "text": trace["user"]})
-        out.append(_engine(trace))
-        out += _calls(trace)
-        out += self._slot_events(trace)
-        if trace.get("extracted"):
-            out.append({"type": "extraction", **_extraction(trace["extracted"])})
-        out += self._checklist(trace)
-        out += [{"type": "correction", **dict(c)} for c in trace.get("corrections") or []]
-        out += _slm(trace)
-        if trace.get("transaction"):
-            out.append({"type": "transaction", **dict(trace["transaction"])})
-        out += [
-            {"type": "utterance", "text": b["text"], "source": b.get("source", "llm")}
-            for b in trace.get("bot") or []
-        ]
-        return [{**e, "turn": turn} for e in out]
+            emit(CallerTranscript, text=trace["user"], source=source)
+        emit(EngineDecision, phase=trace.get("phase") or "collection",
+             status=trace.get("status") or "in_progress",
+             visible_tools=list(trace.get("visible_tools") or []),
+             asks=list(trace.get("asks") or []))  # fmt: skip
+        self._calls(trace)
+        self._slot_changes(trace)
+        self._checklist(trace.get("checklist"))
+        for c in trace.get("corrections") or []:
+            emit(CorrectionEvent, status=c.get("status", "queued"), step=c.get("step"),
+                 text=c.get("text", ""), channel=c.get("channel"), severity=c.get("severity"),
+                 reason=c.get("kind"))  # fmt: skip
+        self._slm(trace.get("slm_calls"))
+        self._transaction(trace.get("transaction"))
+        for bot in trace.get("bot") or []:
+            emit(BotUtteranceEvent, text=bot["text"], source=bot.get("source") or "llm")
 
-    def _slot_events(self, trace: Mapping[str, Any]) -> list[Event]:
-        now = {n: ("slot", r) for n, r in (trace.get("slots") or {}).items()}
-        now |= {n: ("variable", r) for n, r in (trace.get("variables") or {}).items()}
-        out: list[Event] = []
-        for name, (kind, record) in now.items():
+    def _calls(self, trace: Mapping[str, Any]) -> None:
+        emit = self.publisher.emit
+        gates = list(trace.get("gate") or [])
+        for call in trace.get("llm_calls") or []:
+            name, outcome = call.get("name", ""), call.get("outcome", "ok")
+            emit(ToolCallEvent, name=name, args=dict(call.get("args") or {}), by="llm")
+            gate = next((g for g in gates if g.get("tool") == name), None)
+            if gate is not None:
+                gates.remove(gate)
+                self._gate(gate)
+            emit(ToolResultEvent, name=name, outcome=_OUTCOMES.get(outcome, "error"),
+                 reason=None if outcome == "ok" else outcome, by="llm")  # fmt: skip
+        for gate in gates:
+            self._gate(gate)
+        for fired in trace.get("fired") or []:
+            name = fired.get("tool", "")
+            emit(ToolCallEvent, name=name, args=dict(fired.get("args") or {}), by="engine")
+            emit(ToolResultEvent, name=name, outcome="ok" if fired.get("ok") else "error",
+                 by="engine")  # fmt: skip
+
+    def _gate(self, gate: Mapping[str, Any]) -> None:
+        self.publisher.emit(GateDecision, tool=gate.get("tool", ""),
+                            decision="allow" if gate.get("decision") == "allow" else "veto",
+                            reason=gate.get("reason"),
+                            open_steps=list(gate.get("open") or []))  # fmt: skip
+
+    def _slot_changes(self, trace: Mapping[str, Any]) -> None:
+        now = dict(trace.get("slots") or {}) | dict(trace.get("variables") or {})
+        for name, record in now.items():
             before = self._slots.get(name)
-            if before is not None and _same(before, record):
+            if before is None and record.get("status") == "empty":
                 continue
-            out.append(_slot(name, kind, record, before))
+            if before is not None and all(before.get(k) == record.get(k) for k in _SLOT_KEYS):
+                continue
+            self.publisher.emit(SlotChange, slot=name, status=record.get("status") or "filled",
+                                value=record.get("value"), source=record.get("source"),
+                                previous_status=before.get("status") if before else None)  # fmt: skip
             self._slots[name] = record
-        return out
 
-    def _checklist(self, trace: Mapping[str, Any]) -> list[Event]:
-        checklist = trace.get("checklist")
+    def _checklist(self, checklist: Mapping[str, Any] | None) -> None:
         if not checklist:
-            return []
+            return
         steps = dict(checklist.get("steps") or {})
-        if steps == self._steps and "last_violation" not in checklist:
-            return []
-        self._steps = steps
-        return [{"type": "checklist", **dict(checklist)}]
+        violation = checklist.get("last_violation")
+        if steps == self._steps and violation == self._violation:
+            return
+        self._steps, self._violation = steps, violation
+        current = checklist.get("current")
+        self.publisher.emit(
+            ChecklistStatus, procedure=checklist.get("procedure", "main"),
+            current_step=current, last_violation=violation,
+            steps=[{"id": s, "title": self.titles.get(s, s), "state": state, "current": s == current}
+                   for s, state in steps.items()],
+        )  # fmt: skip
+
+    def _slm(self, calls: Any) -> None:
+        if not isinstance(calls, int) or not calls:
+            return  # live calls publish each logic_slm call as it is metered
+        for n in range(calls):
+            self.publisher.emit(MonitorCheck, request_id=f"t{self.publisher.turn}-{n + 1}")
+
+    def _transaction(self, txn: Mapping[str, Any] | None) -> None:
+        if txn:
+            self.publisher.emit(TransactionEvent, name=txn.get("intent"),
+                                status=str(txn.get("status") or ""), state=dict(txn))  # fmt: skip
 
 
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    keys = ("status", "value", "source")
-    return all(a.get(k) == b.get(k) for k in keys)
-
-
-def _slot(
-    name: str, kind: str, record: Mapping[str, Any], before: Mapping[str, Any] | None
-) -> Event:
-    previous = before.get("value") if before else None
-    settled = before is not None and before.get("status") not in (None, "empty", "pending")
-    corrected = settled and previous is not None and previous != record.get("value")
-    return {
-        "type": "slot",
-        "name": name,
-        "kind": kind,
-        "status": record.get("status"),
-        "value": record.get("value"),
-        "source": record.get("source"),
-        "previous": previous,
-        "corrected": corrected,
-    }
-
-
-def _engine(trace: Mapping[str, Any]) -> Event:
-    return {
-        "type": "engine",
-        "phase": trace.get("phase"),
-        "visible_tools": list(trace.get("visible_tools") or []),
-        "asks": list(trace.get("asks") or []),
-        "status": trace.get("status"),
-    }
-
-
-def _calls(trace: Mapping[str, Any]) -> list[Event]:
-    gates = list(trace.get("gate") or [])
-    out: list[Event] = []
-    for call in trace.get("llm_calls") or []:
-        gate = next((g for g in gates if g.get("tool") == call.get("name")), None)
-        if gate is not None:
-            gates.remove(gate)
-            out.append({"type": "gate", **dict(gate)})
-        out.append({"type": "tool_call", "by": "llm", **dict(call)})
-    out += [{"type": "gate", **dict(g)} for g in gates]
-    for fired in trace.get("fired") or []:
-        outcome = "ok" if fired.get("ok") else "failed"
-        out.append(
-            {"type": "tool_call", "by": "engine", "name": fired.get("tool"),
-             "args": fired.get("args", {}), "outcome": outcome}  # fmt: skip
-        )
-    return out
-
-
-def _extraction(extracted: Mapping[str, Any]) -> Event:
-    return {
-        "written": list(extracted.get("written") or []),
-        "proposals": list(extracted.get("proposals") or []),
-        "refused": list(extracted.get("refused") or []),
-    }
-
-
-def _slm(trace: Mapping[str, Any]) -> list[Event]:
-    calls = trace.get("slm_calls")
-    if isinstance(calls, list):
-        return [{"type": "slm_call", **dict(c)} for c in calls]  # pyright: ignore[reportUnknownArgumentType]
-    if calls:
-        return [{"type": "slm_call", "purpose": "monitor", "calls": calls}]
-    return []
-
-
-def events_from_traces(traces: Iterable[Mapping[str, Any]]) -> list[Event]:
-    """Every event of a sequence of turn traces, in order."""
-    reader = TraceReader()
-    return [event for trace in traces for event in reader.events(trace)]
-
-
-def read_trace_file(path: Path) -> list[Event]:
-    """The events of a ``steward simulate --json`` output file (one JSON object per line).
+def read_traces(path: Path) -> list[dict[str, Any]]:
+    """The turn traces of a ``steward simulate --json`` output file (one JSON object a line).
 
     Header lines a folder run prints (``== name``) and blank lines are skipped.
     """
-    traces: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        text = line.strip()
-        if text.startswith("{"):
-            traces.append(json.loads(text))
-    return events_from_traces(traces)
+    return [
+        json.loads(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith("{")
+    ]
+
+
+def replay_traces(reader: TraceReader, traces: Iterable[Mapping[str, Any]]) -> None:
+    """Emit every trace in order."""
+    for trace in traces:
+        reader.read(trace)

@@ -12,36 +12,43 @@ const show = (value) => (value === null || value === undefined ? "—" : typeof 
 const studio = { config: {}, agent: { steps: [], slots: [] }, events: [], cursor: 0, socket: null, timer: null };
 
 function blank() {
-  return { transcript: [], log: [], slots: {}, order: [], steps: {}, current: null, violation: null, slm: { calls: 0, ms: 0, cost: 0 }, changed: null };
+  return { transcript: [], log: [], slots: {}, order: [], steps: {}, titles: {}, args: {}, current: null, violation: null, slm: { calls: 0, ms: 0, cost: 0 }, changed: null, phase: null, started: null, ended: null };
 }
 
-// Fold one event into the view state.
+// Fold one event (the conversation event schema, by `kind`) into the view state.
+const SETTLED = ["filled", "confirmed", "inferred"];
 function apply(state, ev) {
   state.changed = null;
-  switch (ev.type) {
-    case "caller": state.transcript.push({ who: "caller", text: ev.text, turn: ev.turn }); break;
-    case "utterance": state.transcript.push({ who: "bot", text: ev.text, source: ev.source || "llm", turn: ev.turn }); break;
-    case "slot": {
-      if (!(ev.name in state.slots)) state.order.push(ev.name);
-      const before = state.slots[ev.name] || {};
-      const corrected = ev.corrected || before.corrected;
-      state.slots[ev.name] = { ...ev, corrected, previous: ev.corrected ? ev.previous : before.previous };
-      state.changed = ev.name;
-      if (ev.corrected) state.log.push(ev);
+  switch (ev.kind) {
+    case "caller_transcript": state.transcript.push({ who: "caller", text: ev.text, turn: ev.turn }); break;
+    case "bot_utterance": state.transcript.push({ who: "bot", text: ev.text, source: ev.source || "llm", turn: ev.turn }); break;
+    case "slot_change": {
+      if (!(ev.slot in state.slots)) state.order.push(ev.slot);
+      const before = state.slots[ev.slot];
+      const replaced = before && SETTLED.includes(before.status) && before.value !== null &&
+        JSON.stringify(before.value) !== JSON.stringify(ev.value);
+      const slot = { ...ev, corrected: replaced || (before && before.corrected), previous: replaced ? before.value : before && before.previous };
+      state.slots[ev.slot] = slot;
+      state.changed = ev.slot;
+      if (replaced) state.log.push({ ...ev, kind: "slot_correction", previous: before.value });
       break;
     }
     case "checklist":
-      state.steps = { ...state.steps, ...(ev.steps || {}) };
-      state.current = ev.current || null;
+      (ev.steps || []).forEach((s) => { state.steps[s.id] = s.state; if (s.title) state.titles[s.id] = s.title; });
+      state.current = ev.current_step || null;
       if (ev.last_violation) state.violation = ev.last_violation;
       break;
-    case "slm_call":
-      state.slm.calls += ev.calls || 1;
+    case "monitor_check":
+      state.slm.calls += 1;
       state.slm.ms += ev.latency_ms || 0;
       state.slm.cost += ev.cost_usd || 0;
       state.log.push(ev);
       break;
-    case "engine": break;
+    case "call_started": state.started = ev; break;
+    case "call_ended": state.ended = ev; break;
+    case "engine_decision": state.phase = ev.phase; break;
+    case "tool_call": state.args[ev.call_id || ev.name] = ev.args; break;
+    case "tool_result": state.log.push({ ...ev, args: state.args[ev.call_id || ev.name] }); break;
     default: state.log.push(ev);
   }
 }
@@ -70,9 +77,9 @@ function renderTranscript(state) {
   list.scrollTop = list.scrollHeight;
 }
 
-function stepTitle(id) {
+function stepTitle(id, state) {
   const step = studio.agent.steps.find((s) => s.id === id);
-  return step ? step.title : id;
+  return step ? step.title : (state && state.titles[id]) || id;
 }
 
 function renderChecklist(state) {
@@ -84,7 +91,7 @@ function renderChecklist(state) {
     const item = el("li", id === state.current ? "current" : "");
     item.dataset.step = id;
     item.dataset.state = st;
-    item.append(el("span", "mark", marks[st] ?? ""), el("span", "title", stepTitle(id)));
+    item.append(el("span", "mark", marks[st] ?? ""), el("span", "title", stepTitle(id, state)));
     const step = studio.agent.steps.find((s) => s.id === id);
     if (step && step.irreversible) item.append(el("span", "irrev", "irreversible"));
     item.append(el("span", "state-label", st.replace("_", " ")));
@@ -120,16 +127,17 @@ function tdStatus(status, label) {
   return cell;
 }
 
+const money = (usd) => `$${Number(usd).toFixed(usd < 0.01 ? 5 : 2)}`;
 function summary(ev) {
-  switch (ev.type) {
-    case "gate": return [ev.decision === "veto" ? "veto" : "allow", `gate ${ev.decision}: ${ev.tool}` + (ev.reason ? ` — ${ev.reason}` : "") + (ev.open && ev.open.length ? ` (open: ${ev.open.join(", ")})` : "")];
-    case "tool_call": return [`tool ${ev.outcome}`, `${ev.by === "engine" ? "engine fired" : "LLM called"} ${ev.name} → ${ev.outcome}`];
-    case "correction": return ["correction", `monitor correction (${ev.severity || "note"}, ${ev.channel || "queued"}) on ${ev.step}: ${ev.text || ""}`];
-    case "slm_call": return ["slm", `logic_slm ${ev.purpose || ""}` + (ev.latency_ms !== undefined ? ` · ${ev.latency_ms} ms` : "") + (ev.cost_usd ? ` · $${Number(ev.cost_usd).toFixed(5)}` : "") + (ev.outcome && ev.outcome !== "ok" ? ` · ${ev.outcome}` : "") + (ev.calls > 1 ? ` · ${ev.calls} calls` : "")];
-    case "slot": return ["correction", `slot ${ev.name} corrected: ${show(ev.previous)} → ${show(ev.value)}`];
-    case "extraction": return ["extraction", `extracted ${ev.written.join(", ") || "nothing"}` + (ev.refused.length ? ` · refused ${ev.refused.length}` : "")];
-    case "transaction": return ["transaction", `transaction ${ev.intent || ""} ${ev.status || ""}`];
-    default: return [ev.type, ev.text || ev.reason || ""];
+  switch (ev.kind) {
+    case "gate": return [ev.decision === "veto" ? "veto" : "allow", `${ev.decision === "veto" ? "vetoed" : "allowed"} ${ev.tool}` + (ev.reason ? ` — ${ev.reason}` : "") + (ev.open_steps && ev.open_steps.length ? ` (open: ${ev.open_steps.join(", ")})` : "")];
+    case "tool_result": return [`tool ${ev.outcome}`, `${ev.by === "engine" ? "engine ran" : "LLM called"} ${ev.name} → ${ev.outcome}` + (ev.reason && ev.reason !== ev.outcome ? ` (${ev.reason})` : "")];
+    case "correction": return ["correction", `monitor correction ${ev.status}` + (ev.step ? ` on ${ev.step}` : "") + (ev.severity ? ` (${ev.severity})` : "") + (ev.text ? `: ${ev.text}` : "") + (ev.reason ? ` — ${ev.reason}` : "")];
+    case "monitor_check": return ["slm", `logic_slm ${ev.purpose}` + (ev.latency_ms !== null && ev.latency_ms !== undefined ? ` · ${ev.latency_ms} ms` : "") + (ev.cost_usd ? ` · ${money(ev.cost_usd)}` : "") + (ev.verdict && ev.verdict !== "ok" ? ` · ${ev.verdict}` : "")];
+    case "slot_correction": return ["correction", `${ev.slot} corrected: ${show(ev.previous)} → ${show(ev.value)}`];
+    case "transaction": return ["transaction", `transaction ${ev.name || ""} ${ev.status}`];
+    case "checkpoint": return ["checkpoint", `checkpoint ${ev.action}` + (ev.version ? ` v${ev.version}` : "")];
+    default: return [ev.kind, ev.text || ev.reason || ""];
   }
 }
 
@@ -137,12 +145,12 @@ function renderLog(state) {
   const list = $("log");
   list.replaceChildren(...state.log.map((ev) => {
     const [kind, text] = summary(ev);
-    const item = el("li", `entry ${ev.type === "tool_call" ? "tool " + ev.outcome : kind.split(" ")[0]}`);
-    item.dataset.type = ev.type;
+    const item = el("li", `entry ${ev.kind === "tool_result" ? "tool " + ev.outcome : kind.split(" ")[0]}`);
+    item.dataset.kind = ev.kind;
     if (ev.decision) item.dataset.decision = ev.decision;
     const details = el("details");
     const head = el("summary");
-    head.append(el("span", "kind", ev.type.replace("_", " ")), el("span", "", text));
+    head.append(el("span", "kind", ev.kind.replace("_", " ")), el("span", "", text));
     if (ev.turn) head.append(el("span", "turn", `turn ${ev.turn}`));
     details.append(head, el("pre", "", JSON.stringify(ev, null, 2)));
     item.append(details);
@@ -226,6 +234,18 @@ async function loadSessions() {
   return list;
 }
 
+// Voice: each connection is a new call; follow the newest live one when it appears.
+async function followNewest() {
+  const shown = $("sessions").value;
+  const list = await loadSessions();
+  const newest = list.find((s) => s.live);
+  if (newest && newest.id !== studio.following) {
+    studio.following = newest.id;
+    $("sessions").value = newest.id;
+    await open(newest.id, true);
+  } else if (shown) $("sessions").value = shown;
+}
+
 async function loadPicture() {
   const reply = await fetch("api/picture");
   const box = $("picture");
@@ -269,6 +289,7 @@ async function main() {
   $("last").onclick = () => showUpTo(studio.events.length);
   $("play").onclick = play;
   await open(session, mode !== "replay" && !!live(session));
+  if (mode === "voice") setInterval(() => followNewest(session), 2000);
   document.body.dataset.ready = "1";
 }
 
