@@ -33,8 +33,11 @@ def chromium() -> str | None:
 class Browser:
     """One headless Chromium with one page, driven over the DevTools protocol."""
 
-    def __init__(self, binary: str, *, width: int = 1480, height: int = 960) -> None:
+    def __init__(
+        self, binary: str, *, width: int = 1480, height: int = 960, failures: Path | None = None
+    ) -> None:
         self.binary = binary
+        self.failures = failures
         self.size = (width, height)
         self._proc: asyncio.subprocess.Process | None = None
         self._ws: Any = None
@@ -119,6 +122,8 @@ class Browser:
                     await asyncio.sleep(0.1)
                 return value
         except TimeoutError:
+            if self.failures is not None:  # what the page showed when it gave up
+                await self.screenshot(self.failures)
             errors = "; ".join(self.errors) or "none"
             raise TimeoutError(
                 f"the page never satisfied: {expression} (page errors: {errors})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sys
 import urllib.request
@@ -116,15 +117,26 @@ async def studio(args: list[str], env: Mapping[str, str], log: Path) -> AsyncIte
             *command, env={**os.environ, **env}, stdout=out, stderr=out, cwd=REPO
         )
         try:
-            async with asyncio.timeout(60):
+            async with asyncio.timeout(120):
                 while not await asyncio.to_thread(_up, port):
                     assert proc.returncode is None, log.read_text()
                     await asyncio.sleep(0.2)
             yield f"http://127.0.0.1:{port}/"
         finally:
-            if proc.returncode is None:
-                proc.terminate()
-                await asyncio.wait_for(proc.wait(), 30)
+            await _stop(proc)
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Stop the studio like Ctrl-C does (it closes the call and the store); kill it if stuck."""
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        await asyncio.wait_for(proc.wait(), 30)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise AssertionError("the studio did not stop within 30 s of Ctrl-C") from None
 
 
 async def say(browser: Browser, text: str) -> None:
@@ -143,9 +155,9 @@ async def count(browser: Browser, selector: str) -> int:
 
 async def assert_the_three_states(browser: Browser, shots: Path, prefix: str) -> None:
     """The veto in the event log, the identity step done, the corrected slot on the board."""
-    await browser.wait_for(f"document.querySelector({VETO!r})")
-    await browser.wait_for(f"document.querySelector({IDENTITY_DONE!r})")
-    await browser.wait_for(f"document.querySelector({CORRECTED!r})")
+    await browser.wait_for(f"!!document.querySelector({VETO!r})")
+    await browser.wait_for(f"!!document.querySelector({IDENTITY_DONE!r})")
+    await browser.wait_for(f"!!document.querySelector({CORRECTED!r})")
     veto = await browser.eval(f"document.querySelector({VETO!r}).textContent")
     assert "collect_payment" in veto
     was = await browser.eval(f"document.querySelector({CORRECTED!r}).textContent")
@@ -169,23 +181,23 @@ async def test_studio_text_call_then_replay_from_the_store(tmp_path: Path) -> No
                "OPENAI_API_KEY": "test", "OPENAI_BASE_URL": slm.base_url,
                "STEWARD_LEDGER": str(tmp_path / "usage.sqlite")}  # fmt: skip
         async with studio(["--text", "--store", store], env, tmp_path / "text.log") as url:
-            async with Browser(CHROMIUM or "") as browser:
+            async with Browser(CHROMIUM or "", failures=shots / "text-failed.png") as browser:
                 await browser.goto(url)
                 assert await browser.eval("document.getElementById('mode').textContent") == "text"
                 await say(browser, CALLER[0])
-                await browser.wait_for(f"document.querySelector({VETO!r})")
+                await browser.wait_for(f"!!document.querySelector({VETO!r})")
                 await browser.screenshot(shots / "text-1-veto.png")
                 assert await count(browser, IDENTITY_DONE) == 0
                 await say(browser, CALLER[1])
                 await say(browser, CALLER[2])
-                await browser.wait_for(f"document.querySelector({IDENTITY_DONE!r})")
+                await browser.wait_for(f"!!document.querySelector({IDENTITY_DONE!r})")
                 await browser.screenshot(shots / "text-2-identity-done.png")
                 await assert_the_three_states(browser, shots, "text")
                 session = await browser.eval("document.getElementById('sessions').value")
                 assert session.startswith("text-")
                 assert slm.of_kind("extraction"), "the extractor was attached as in production"
     async with studio(["--replay", session, "--store", store], {}, tmp_path / "replay.log") as url:
-        async with Browser(CHROMIUM or "") as browser:
+        async with Browser(CHROMIUM or "", failures=shots / "replay-failed.png") as browser:
             await browser.goto(url)
             assert await browser.eval("document.getElementById('mode').textContent") == "replay"
             assert await count(browser, VETO) == 0, "a replay starts at the first event"

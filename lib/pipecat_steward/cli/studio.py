@@ -87,5 +87,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     quiet_pipecat()
     print(f"steward studio: open http://{args.host}:{args.port}/", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # An open page keeps its WebSocket; Ctrl-C must still stop the studio promptly.
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
+    )
     return 0

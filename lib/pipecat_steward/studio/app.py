@@ -14,6 +14,7 @@ pipecat's runner):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -124,12 +125,13 @@ def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
     @app.websocket("/ws/{session}")
     async def live(socket: WebSocket, session: str) -> None:
         await socket.accept()
-        try:
-            async for event in source.subscribe(session):
-                await socket.send_json(event)
-        except WebSocketDisconnect:
-            return
-        await socket.close()
+        sender = asyncio.ensure_future(_send_events(socket, source, session))
+        listener = asyncio.ensure_future(_until_closed(socket))
+        # A page that goes away must end its subscription now, not at the next event.
+        await asyncio.wait((sender, listener), return_when=asyncio.FIRST_COMPLETED)
+        for task in (sender, listener):
+            task.cancel()
+        await asyncio.gather(sender, listener, return_exceptions=True)
 
     @app.post("/api/say")
     async def say(line: Say) -> dict[str, Any]:
@@ -140,6 +142,18 @@ def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
         return {"ok": True}
 
     return app
+
+
+async def _send_events(socket: WebSocket, source: SessionSource, session: str) -> None:
+    async for event in source.subscribe(session):
+        await socket.send_json(event)
+    await socket.close()
+
+
+async def _until_closed(socket: WebSocket) -> None:
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            await socket.receive_text()
 
 
 async def _first_session(config: StudioConfig, source: SessionSource) -> str | None:

@@ -77,6 +77,8 @@ class TextCall:
     async def say(self, text: str) -> None:
         """Say ``text`` as the caller and wait until the bot is done answering."""
         async with self._lock:
+            if self.publisher is not None:  # what the caller's words set off is their turn's
+                self.publisher.turn = len(self._steward.session.turns) + 1
             await self._pipeline.say(text)
             await self._settle()
 

@@ -113,7 +113,7 @@ function renderSlots(state) {
     row.dataset.slot = name;
     row.dataset.status = slot.status;
     row.dataset.corrected = slot.corrected ? "true" : "false";
-    const settled = ["filled", "confirmed"].includes(slot.status) ? "confirmed" : slot.status;
+    const settled = { filled: "confirmed", confirmed: "confirmed", inferred: "pending", pending: "pending" }[slot.status] || slot.status;
     const value = el("td", "value", show(slot.value));
     if (slot.corrected) value.append(el("span", "was", `corrected · was ${show(slot.previous)}`));
     row.append(el("td", "", name), tdStatus(slot.status, settled), value, el("td", "muted", slot.source || ""));
@@ -123,7 +123,9 @@ function renderSlots(state) {
 
 function tdStatus(status, label) {
   const cell = el("td");
-  cell.append(el("span", `status ${status}`, status === label ? status : `${status} · ${label}`));
+  const chip = el("span", `status ${status}`, status === label ? status : `${status} · ${label}`);
+  chip.title = label === "confirmed" ? "settled: the caller's answer stands" : label === "pending" ? "awaiting the caller's confirmation" : status;
+  cell.append(chip);
   return cell;
 }
 
