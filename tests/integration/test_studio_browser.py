@@ -98,18 +98,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _up(port: int) -> bool:
+def _up(url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=1):
+        with urllib.request.urlopen(f"{url}api/config", timeout=1):
             return True
     except OSError:
         return False
 
 
 @asynccontextmanager
-async def studio(args: list[str], env: Mapping[str, str], log: Path) -> AsyncIterator[str]:
+async def studio(
+    args: list[str], env: Mapping[str, str], log: Path, page: str = "/"
+) -> AsyncIterator[str]:
     """``steward studio bots/clinic ARGS`` in its own process; yields the page's URL."""
     port = _free_port()
+    url = f"http://127.0.0.1:{port}{page}"
     command = [sys.executable, "-m", "pipecat_steward.cli.main", "studio", str(CLINIC),
                "--host", "127.0.0.1", "--port", str(port), *args]  # fmt: skip
     with log.open("wb") as out:
@@ -118,10 +121,10 @@ async def studio(args: list[str], env: Mapping[str, str], log: Path) -> AsyncIte
         )
         try:
             async with asyncio.timeout(120):
-                while not await asyncio.to_thread(_up, port):
+                while not await asyncio.to_thread(_up, url):
                     assert proc.returncode is None, log.read_text()
                     await asyncio.sleep(0.2)
-            yield f"http://127.0.0.1:{port}/"
+            yield url
         finally:
             await _stop(proc)
 
@@ -245,4 +248,21 @@ async def test_studio_replays_a_simulate_trace(tmp_path: Path) -> None:
             allowed = '#log li[data-kind="gate"][data-decision="allow"]'
             assert await count(browser, allowed) == 1
             path = await browser.screenshot(tmp_path / "trace-replay.png")
+            print(f"\nstudio screenshot: {path}")
+
+
+async def test_voice_mode_shows_the_prebuilt_client_beside_the_panels(tmp_path: Path) -> None:
+    keys = {"OPENAI_API_KEY": "not-used-until-a-call-connects"}
+    async with studio([], keys, tmp_path / "voice.log", page="/studio/") as url:
+        async with Browser(CHROMIUM or "", failures=tmp_path / "voice-failed.png") as browser:
+            await browser.goto(url)
+            assert await browser.eval("document.getElementById('mode').textContent") == "voice"
+            frame = "document.getElementById('voice')"
+            assert await browser.eval(f"!{frame}.hidden && {frame}.getAttribute('src')") == (
+                "/client/"
+            )
+            assert await count(browser, "#checklist li[data-state=open]") == 9
+            client = f"{frame}.contentDocument && {frame}.contentDocument.body"
+            await browser.wait_for(f"{client} && {client}.innerText.trim().length > 0")
+            path = await browser.screenshot(tmp_path / "voice.png")
             print(f"\nstudio screenshot: {path}")

@@ -1,8 +1,10 @@
 """``steward rehearse AGENT_DIR``: talk to an agent live, in the browser, over SmallWebRTC.
 
 It serves pipecat's development runner (the prebuilt voice client at ``/client``) with a
-cascaded bot: speech-to-text → the agent's steward-hooked LLM → text-to-speech. Providers come
-from the environment:
+cascaded bot: speech-to-text → the agent's steward-hooked LLM → text-to-speech, and the studio
+at ``/studio/`` (the same page as ``steward studio``): the voice client beside the transcript,
+slot board, checklist and event log of the call, which is kept in the event store (``--store``)
+for replay. Providers come from the environment:
 
 - LLM: ``OPENAI_API_KEY``, or ``STEWARD_LLM_BASE_URL`` for a self-hosted OpenAI-compatible
   server (``STEWARD_LLM_API_KEY`` if it wants a key; ``STEWARD_LLM_MODEL`` names the model);
@@ -54,6 +56,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
     parser.add_argument("--host", default="localhost", help="address to serve on")
     parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
     parser.set_defaults(func=run)
 
 
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if gaps:
         print(explain(gaps), file=sys.stderr)
         return 2
-    serve(args.agent, args.host, args.port)
+    serve(args.agent, args.host, args.port, getattr(args, "store", None))
     return 0
 
 
@@ -176,8 +179,8 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     return Rehearsal(worker, steward, services, supervision)
 
 
-def _bot(agent_dir: Path) -> Any:
-    """The runner's ``bot(runner_args)`` entry point for ``agent_dir``."""
+def _bot(agent_dir: Path, hub: Any = None) -> Any:
+    """The runner's ``bot(runner_args)`` entry point for ``agent_dir`` (events go to ``hub``)."""
 
     async def bot(runner_args: Any) -> None:
         import os
@@ -191,6 +194,9 @@ def _bot(agent_dir: Path) -> Any:
         transport = SmallWebRTCTransport(runner_args.webrtc_connection, params)
         rehearsal = build_rehearsal(agent_dir, transport, os.environ)
         worker = rehearsal.worker
+        session = str(getattr(runner_args, "session_id", None) or id(worker))
+        if hub is not None:
+            await _publish(rehearsal.steward, hub, session)
 
         @transport.event_handler("on_client_connected")
         async def _greet(_transport: Any, _client: Any) -> None:
@@ -202,20 +208,48 @@ def _bot(agent_dir: Path) -> Any:
 
         runner = WorkerRunner(handle_sigint=False)
         await runner.add_workers(worker)
-        await runner.run()
+        try:
+            await runner.run()
+        finally:
+            if hub is not None:
+                await hub.close(session, status="ended", reason="caller left")
 
     return bot
 
 
-def serve(agent_dir: Path, host: str, port: int) -> None:
-    """Serve pipecat's development runner (WebRTC only, prebuilt client) with the agent's bot.
+async def _publish(steward: Any, hub: Any, session: str) -> None:
+    """Send the call's events to the studio: one flush per turn written into the context."""
+    from pipecat_steward.pipecat.events import AssistantTurnWritten
+    from pipecat_steward.studio.live import LiveTrace
+
+    publisher = await hub.open(session, redact=steward.session.secrets.redact)
+    publisher.start(str(steward.agent.raw.get("name") or "agent"), "webrtc")
+    live = LiveTrace(steward, publisher, source="cascade")
+
+    async def on_event(event: Any) -> None:
+        if isinstance(event, AssistantTurnWritten):
+            live.flush()
+
+    steward.relay.bus.subscribe(on_event, name="steward-studio")
+
+
+def serve(agent_dir: Path, host: str, port: int, store: str | None = None) -> None:
+    """Serve pipecat's development runner (WebRTC only, prebuilt client) with the agent's bot,
+    and the studio at ``/studio/`` beside it.
 
     The runner looks for a ``bot`` function on ``__main__`` and parses ``sys.argv``; both are
     set here, since this command is not the script the runner expects to be started as.
     """
     from pipecat.runner import run as runner
 
-    setattr(sys.modules["__main__"], "bot", _bot(agent_dir.resolve()))  # noqa: B010
+    from pipecat_steward.events.hub import EventHub
+    from pipecat_steward.events.store import open_event_store
+    from pipecat_steward.studio import StudioConfig, create_app
+
+    hub = EventHub(open_event_store(store or "memory:"))
+    config = StudioConfig(agent_dir.resolve(), mode="voice", store=store, voice_client="/client/")
+    runner.app.mount("/studio", create_app(config, hub=hub))
+    setattr(sys.modules["__main__"], "bot", _bot(agent_dir.resolve(), hub))  # noqa: B010
     sys.argv = [sys.argv[0], "-t", "webrtc", "--host", host, "--port", str(port)]
-    print(f"steward rehearse: open http://{host}:{port}/client/ and press Connect")
+    print(f"steward rehearse: open http://{host}:{port}/studio/ (the voice client alone: /client/)")
     runner.main()
