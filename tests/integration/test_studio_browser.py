@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.browser_support import Browser, chromium
 
 from pipecat_steward.testing.script import Call, Say, Step
 from pipecat_steward.testing.scripted_slm import ScriptedSLM, SLMRequest, verdict
 from pipecat_steward.testing.servers import ChatCompletionsServer
-from tests.browser_support import Browser, chromium
 
 CHROMIUM = chromium()
 pytestmark = pytest.mark.skipif(
@@ -50,7 +50,10 @@ CALLER = (
 ANSWERS: tuple[tuple[str, Step], ...] = (
     ("charge me now", Call("collect_payment", {"patient_id": "pat-1815", "amount": 40})),
     ("december 1st", Say("Thank you, Ada. Let me find your record.")),
-    ("december 10th", Call("find_patient", {"name": "Ada Lovelace", "date_of_birth": "1990-12-10"})),
+    (
+        "december 10th",
+        Call("find_patient", {"name": "Ada Lovelace", "date_of_birth": "1990-12-10"}),
+    ),
 )
 AFTER_TOOL = {
     "collect_payment": "I need to verify you first. What's your full name and date of birth?",
@@ -183,33 +186,38 @@ async def test_studio_text_call_then_replay_from_the_store(tmp_path: Path) -> No
         env = {"STEWARD_LLM_BASE_URL": llm.base_url, "STEWARD_LLM_MODEL": "fake-agent",
                "OPENAI_API_KEY": "test", "OPENAI_BASE_URL": slm.base_url,
                "STEWARD_LEDGER": str(tmp_path / "usage.sqlite")}  # fmt: skip
-        async with studio(["--text", "--store", store], env, tmp_path / "text.log") as url:
-            async with Browser(CHROMIUM or "", failures=shots / "text-failed.png") as browser:
-                await browser.goto(url)
-                assert await browser.eval("document.getElementById('mode').textContent") == "text"
-                await say(browser, CALLER[0])
-                await browser.wait_for(f"!!document.querySelector({VETO!r})")
-                await browser.screenshot(shots / "text-1-veto.png")
-                assert await count(browser, IDENTITY_DONE) == 0
-                await say(browser, CALLER[1])
-                await say(browser, CALLER[2])
-                await browser.wait_for(f"!!document.querySelector({IDENTITY_DONE!r})")
-                await browser.screenshot(shots / "text-2-identity-done.png")
-                await assert_the_three_states(browser, shots, "text")
-                session = await browser.eval("document.getElementById('sessions').value")
-                assert session.startswith("text-")
-                assert slm.of_kind("extraction"), "the extractor was attached as in production"
-    async with studio(["--replay", session, "--store", store], {}, tmp_path / "replay.log") as url:
-        async with Browser(CHROMIUM or "", failures=shots / "replay-failed.png") as browser:
+        async with (
+            studio(["--text", "--store", store], env, tmp_path / "text.log") as url,
+            Browser(CHROMIUM or "", failures=shots / "text-failed.png") as browser,
+        ):
             await browser.goto(url)
-            assert await browser.eval("document.getElementById('mode').textContent") == "replay"
-            assert await count(browser, VETO) == 0, "a replay starts at the first event"
-            await browser.screenshot(shots / "replay-0-start.png")
-            await step_until(browser, VETO)
-            assert await count(browser, IDENTITY_DONE) == 0, "the replay steps in order"
-            await browser.screenshot(shots / "replay-1-veto.png")
-            await browser.eval("document.getElementById('last').click() || true")
-            await assert_the_three_states(browser, shots, "replay")
+            assert await browser.eval("document.getElementById('mode').textContent") == "text"
+            await say(browser, CALLER[0])
+            await browser.wait_for(f"!!document.querySelector({VETO!r})")
+            await browser.screenshot(shots / "text-1-veto.png")
+            assert await count(browser, IDENTITY_DONE) == 0
+            await say(browser, CALLER[1])
+            await say(browser, CALLER[2])
+            await browser.wait_for(f"!!document.querySelector({IDENTITY_DONE!r})")
+            await browser.screenshot(shots / "text-2-identity-done.png")
+            await assert_the_three_states(browser, shots, "text")
+            session = await browser.eval("document.getElementById('sessions').value")
+            assert session.startswith("text-")
+            assert slm.of_kind("extraction"), "the extractor was attached as in production"
+    replay = ["--replay", session, "--store", store]
+    async with (
+        studio(replay, {}, tmp_path / "replay.log") as url,
+        Browser(CHROMIUM or "", failures=shots / "replay-failed.png") as browser,
+    ):
+        await browser.goto(url)
+        assert await browser.eval("document.getElementById('mode').textContent") == "replay"
+        assert await count(browser, VETO) == 0, "a replay starts at the first event"
+        await browser.screenshot(shots / "replay-0-start.png")
+        await step_until(browser, VETO)
+        assert await count(browser, IDENTITY_DONE) == 0, "the replay steps in order"
+        await browser.screenshot(shots / "replay-1-veto.png")
+        await browser.eval("document.getElementById('last').click() || true")
+        await assert_the_three_states(browser, shots, "replay")
 
 
 async def step_until(browser: Browser, selector: str) -> None:
@@ -231,38 +239,40 @@ async def test_studio_replays_a_simulate_trace(tmp_path: Path) -> None:
     )  # fmt: skip
     out, _ = await done.communicate()
     trace.write_bytes(out)
-    async with studio(["--replay", str(trace)], {}, tmp_path / "replay.log") as url:
-        async with Browser(CHROMIUM or "") as browser:
-            await browser.goto(url)
-            assert await browser.eval("document.getElementById('sessions').value") == (
-                "trace-appointment"
-            )
-            await browser.eval("document.getElementById('last').click() || true")
-            done_steps = await browser.eval(
-                "[...document.querySelectorAll('#checklist li[data-state=done]')]"
-                ".map(li => li.dataset.step)"
-            )
-            assert {"authenticate", "lookup_patient", "take_payment"} <= set(done_steps)
-            na = "#checklist li[data-step=review_copay][data-state=not_applicable]"
-            assert await count(browser, na) == 1
-            allowed = '#log li[data-kind="gate"][data-decision="allow"]'
-            assert await count(browser, allowed) == 1
-            path = await browser.screenshot(tmp_path / "trace-replay.png")
-            print(f"\nstudio screenshot: {path}")
+    async with (
+        studio(["--replay", str(trace)], {}, tmp_path / "replay.log") as url,
+        Browser(CHROMIUM or "", failures=tmp_path / "trace-failed.png") as browser,
+    ):
+        await browser.goto(url)
+        assert await browser.eval("document.getElementById('sessions').value") == (
+            "trace-appointment"
+        )
+        await browser.eval("document.getElementById('last').click() || true")
+        done_steps = await browser.eval(
+            "[...document.querySelectorAll('#checklist li[data-state=done]')]"
+            ".map(li => li.dataset.step)"
+        )
+        assert {"authenticate", "lookup_patient", "take_payment"} <= set(done_steps)
+        na = "#checklist li[data-step=review_copay][data-state=not_applicable]"
+        assert await count(browser, na) == 1
+        allowed = '#log li[data-kind="gate"][data-decision="allow"]'
+        assert await count(browser, allowed) == 1
+        path = await browser.screenshot(tmp_path / "trace-replay.png")
+        print(f"\nstudio screenshot: {path}")
 
 
 async def test_voice_mode_shows_the_prebuilt_client_beside_the_panels(tmp_path: Path) -> None:
     keys = {"OPENAI_API_KEY": "not-used-until-a-call-connects"}
-    async with studio([], keys, tmp_path / "voice.log", page="/studio/") as url:
-        async with Browser(CHROMIUM or "", failures=tmp_path / "voice-failed.png") as browser:
-            await browser.goto(url)
-            assert await browser.eval("document.getElementById('mode').textContent") == "voice"
-            frame = "document.getElementById('voice')"
-            assert await browser.eval(f"!{frame}.hidden && {frame}.getAttribute('src')") == (
-                "/client/"
-            )
-            assert await count(browser, "#checklist li[data-state=open]") == 9
-            client = f"{frame}.contentDocument && {frame}.contentDocument.body"
-            await browser.wait_for(f"{client} && {client}.innerText.trim().length > 0")
-            path = await browser.screenshot(tmp_path / "voice.png")
-            print(f"\nstudio screenshot: {path}")
+    async with (
+        studio([], keys, tmp_path / "voice.log", page="/studio/") as url,
+        Browser(CHROMIUM or "", failures=tmp_path / "voice-failed.png") as browser,
+    ):
+        await browser.goto(url)
+        assert await browser.eval("document.getElementById('mode').textContent") == "voice"
+        frame = "document.getElementById('voice')"
+        assert await browser.eval(f"!{frame}.hidden && {frame}.getAttribute('src')") == ("/client/")
+        assert await count(browser, "#checklist li[data-state=open]") == 9
+        client = f"{frame}.contentDocument && {frame}.contentDocument.body"
+        await browser.wait_for(f"{client} && {client}.innerText.trim().length > 0")
+        path = await browser.screenshot(tmp_path / "voice.png")
+        print(f"\nstudio screenshot: {path}")

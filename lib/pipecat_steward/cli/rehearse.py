@@ -234,8 +234,7 @@ async def _publish(steward: Any, hub: Any, session: str) -> None:
 
 
 def serve(agent_dir: Path, host: str, port: int, store: str | None = None) -> None:
-    """Serve pipecat's development runner (WebRTC only, prebuilt client) with the agent's bot,
-    and the studio at ``/studio/`` beside it.
+    """Serve pipecat's runner (WebRTC, prebuilt client) and the studio at ``/studio/``.
 
     The runner looks for a ``bot`` function on ``__main__`` and parses ``sys.argv``; both are
     set here, since this command is not the script the runner expects to be started as.

@@ -40,8 +40,13 @@ def describe(agent: Agent) -> AgentView:
         {"name": slot.config.name, "kind": "slot", "sensitive": False} for slot in agent.flow.slots
     ]
     slots += [
-        {"name": v.name, "kind": "variable", "sensitive": v.sensitive, "linked": v.linked,
-         "description": v.description}  # fmt: skip
+        {
+            "name": v.name,
+            "kind": "variable",
+            "sensitive": v.sensitive,
+            "linked": v.linked,
+            "description": v.description,
+        }  # fmt: skip
         for v in agent.variables
     ]
     name = str(agent.raw.get("name") or (agent.folder.name if agent.folder else "agent"))

@@ -63,53 +63,71 @@ class Say(BaseModel):
     text: str
 
 
-def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
-    """Build the studio app for ``config`` over ``hub`` (default: one on ``config.store``)."""
-    agent = load(config.agent_dir)
-    view = describe(agent).json()
-    hub = hub or EventHub(_store(config.store))
-    titles = {s["id"]: s["title"] for s in view["steps"]}
-    source = SessionSource(hub, view["name"], titles)
-    state: dict[str, Any] = {"first": None}
+@dataclass
+class _Studio:
+    """One studio's parts, shared by its routes."""
+
+    config: StudioConfig
+    view: dict[str, Any]
+    hub: EventHub
+    source: SessionSource
+    first: str | None = None
+    call: Any = None
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        call = None
-        state["first"] = await _first_session(config, source)
-        if config.mode == "text":
+    async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:
+        """Open the session to show first (a text call starts here) and close all at the end."""
+        self.first = await _first_session(self.config, self.source)
+        if self.config.mode == "text":
             from pipecat_steward.studio.text_call import TextCall
 
-            session = f"text-{_stamp()}"
-            call = TextCall(config.agent_dir, hub, session, env=config.env or None)
-            state["first"], state["call"] = session, call
-            await call.start()
+            self.first = f"text-{_stamp()}"
+            env = self.config.env or None
+            self.call = TextCall(self.config.agent_dir, self.hub, self.first, env=env)
+            await self.call.start()
         try:
             yield
         finally:
-            if call is not None:
-                await call.stop()
-            await hub.store.close()
+            if self.call is not None:
+                await self.call.stop()
+            await self.hub.store.close()
 
-    app = FastAPI(title="steward studio", lifespan=lifespan)
+
+def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
+    """Build the studio app for ``config`` over ``hub`` (default: one on ``config.store``)."""
+    view = describe(load(config.agent_dir)).json()
+    hub = hub or EventHub(_store(config.store))
+    titles = {s["id"]: s["title"] for s in view["steps"]}
+    studio = _Studio(config, view, hub, SessionSource(hub, view["name"], titles))
+    app = FastAPI(title="steward studio", lifespan=studio.lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _page_routes(app, studio)
+    _session_routes(app, studio)
+    return app
 
+
+def _page_routes(app: FastAPI, studio: _Studio) -> None:
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
     @app.get("/api/config")
     async def settings() -> dict[str, Any]:
-        return {"mode": config.mode, "session": state["first"], "agent": view["name"],
-                "voice_client": config.voice_client}  # fmt: skip
+        return {"mode": studio.config.mode, "session": studio.first,
+                "agent": studio.view["name"], "voice_client": studio.config.voice_client}  # fmt: skip
 
     @app.get("/api/agent")
     async def agent_view() -> dict[str, Any]:
-        return view
+        return studio.view
 
     @app.get("/api/picture")
     async def agent_picture() -> Response:
-        media, body = picture(config.agent_dir)
+        media, body = picture(studio.config.agent_dir)
         return Response(body, media_type=media)
+
+
+def _session_routes(app: FastAPI, studio: _Studio) -> None:
+    source = studio.source
 
     @app.get("/api/sessions")
     async def sessions() -> list[dict[str, Any]]:
@@ -135,13 +153,10 @@ def create_app(config: StudioConfig, hub: EventHub | None = None) -> FastAPI:
 
     @app.post("/api/say")
     async def say(line: Say) -> dict[str, Any]:
-        call = state.get("call")
-        if call is None:
+        if studio.call is None:
             raise HTTPException(409, "this studio is not in text mode (start it with --text)")
-        await call.say(line.text)
+        await studio.call.say(line.text)
         return {"ok": True}
-
-    return app
 
 
 async def _send_events(socket: WebSocket, source: SessionSource, session: str) -> None:

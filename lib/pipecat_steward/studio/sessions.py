@@ -48,8 +48,14 @@ class SessionSource:
     async def sessions(self) -> list[dict[str, Any]]:
         """Every stored session, newest first, marked live while its call runs."""
         return [
-            {"id": s.session, "agent": s.agent, "started_at": s.started_at, "events": s.events,
-             "seconds": s.last_t, "live": s.session in self.hub.live}  # fmt: skip
+            {
+                "id": s.session,
+                "agent": s.agent,
+                "started_at": s.started_at,
+                "events": s.events,
+                "seconds": s.last_t,
+                "live": s.session in self.hub.live,
+            }  # fmt: skip
             for s in await self.hub.sessions()
         ]
 
