@@ -26,15 +26,18 @@ __all__ = [
     "ChecklistStep",
     "CheckpointEvent",
     "CorrectionEvent",
+    "DebugEvent",
     "EngineDecision",
     "Event",
     "EventBase",
     "GateDecision",
     "MonitorCheck",
+    "PayloadEvent",
     "SlotChange",
     "ToolCallEvent",
     "ToolResultEvent",
     "TransactionEvent",
+    "TurnEnded",
     "event_kinds",
     "parse_event",
     "parse_event_or_none",
@@ -102,6 +105,7 @@ class ToolCallEvent(EventBase):
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
     by: Literal["llm", "engine"] = "llm"
+    task: str | None = None
 
 
 class ToolResultEvent(EventBase):
@@ -137,6 +141,8 @@ class EngineDecision(EventBase):
     visible_tools: list[str] = Field(default_factory=list)
     preempt: bool = False
     asks: list[str] = Field(default_factory=list)
+    calls: list[str] = Field(default_factory=list)
+    hints: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ChecklistStep(BaseModel):
@@ -170,6 +176,7 @@ class GateDecision(EventBase):
     decision: Literal["allow", "veto"]
     reason: str | None = None
     open_steps: list[str] = Field(default_factory=list)
+    log: str | None = None
 
 
 class MonitorCheck(EventBase):
@@ -215,6 +222,30 @@ class CheckpointEvent(EventBase):
     current_version: int | None = None
 
 
+class PayloadEvent(EventBase):
+    """A rich response part delivered to the client (a card, a transfer, an end of call)."""
+
+    kind: Literal["payload"] = "payload"
+    part: dict[str, Any] = Field(default_factory=dict)
+
+
+class DebugEvent(EventBase):
+    """A structured engine log entry (its tag, the invocation counter ``n`` and its data)."""
+
+    kind: Literal["debug"] = "debug"
+    tag: str
+    n: int = 0
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnEnded(EventBase):
+    """A caller turn is over: the session's status then and whether the call ended."""
+
+    kind: Literal["turn_ended"] = "turn_ended"
+    status: str
+    ended: bool = False
+
+
 Event: TypeAlias = Annotated[
     CallStarted
     | CallEnded
@@ -229,7 +260,10 @@ Event: TypeAlias = Annotated[
     | MonitorCheck
     | CorrectionEvent
     | TransactionEvent
-    | CheckpointEvent,
+    | CheckpointEvent
+    | PayloadEvent
+    | DebugEvent
+    | TurnEnded,
     Field(discriminator="kind"),
 ]
 """Any conversation event (a tagged union on ``kind``)."""
