@@ -5,7 +5,8 @@
 recorder syncs on every relay event, so events follow the call as it happens; every event is
 also sent to the pipecat client as an RTVI server message ``{"type": "steward_event",
 "event": {...}}``; and each metered logic_slm call of the monitor or extractor becomes a
-``monitor_check`` event.
+``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
 """
 
 from __future__ import annotations
@@ -167,5 +168,6 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     publisher.redact = steward.session.secrets.redact  # exactly as traces and logs redact
     events = StewardEvents(steward, publisher)
+    publisher.start(steward.agent.name, steward.session.channel)
     steward.relay.bus.subscribe(events.sync, name="steward-events")
     return events
