@@ -57,11 +57,11 @@ class EventBase(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    schema_version: int = SCHEMA_VERSION
-    session: str
-    seq: int = Field(ge=0)
-    t: float = Field(ge=0)
-    turn: int = Field(default=0, ge=0)
+    schema_version: int = Field(default=SCHEMA_VERSION, description="The schema's version.")
+    session: str = Field(description="The conversation (session) id.")
+    seq: int = Field(ge=0, description="Position in the session: 1, 2, 3 … with no gaps.")
+    t: float = Field(ge=0, description="Seconds since the call started (this worker's start).")
+    turn: int = Field(default=0, ge=0, description="The caller turn (0 before the first).")
 
 
 class CallStarted(EventBase):
@@ -94,7 +94,10 @@ class BotUtteranceEvent(EventBase):
 
     kind: Literal["bot_utterance"] = "bot_utterance"
     text: str
-    source: UtteranceSource
+    source: UtteranceSource = Field(
+        description="llm: the model's words; preempt: the engine spoke verbatim; announce: an "
+        "announcement slot; note: a monitor note that was voiced."
+    )
 
 
 class ToolCallEvent(EventBase):
@@ -113,8 +116,13 @@ class ToolResultEvent(EventBase):
 
     kind: Literal["tool_result"] = "tool_result"
     name: str
-    outcome: ToolOutcome
-    reason: str | None = None
+    outcome: ToolOutcome = Field(
+        description="ok; error (the tool failed or its arguments did not fit); refused (not "
+        "available now); vetoed (the procedure gate blocked it)."
+    )
+    reason: str | None = Field(
+        default=None, description="Why it was not ok, in the result's words."
+    )
     result: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
     by: Literal["llm", "engine"] = "llm"
@@ -125,7 +133,7 @@ class SlotChange(EventBase):
 
     kind: Literal["slot_change"] = "slot_change"
     slot: str
-    status: str
+    status: str = Field(description="The slot's status (e.g. filled, pending, confirmed, empty).")
     value: Any = None
     source: str | None = None
     previous_status: str | None = None
@@ -153,7 +161,7 @@ class ChecklistStep(BaseModel):
     id: str
     title: str = ""
     state: StepState
-    current: bool = False
+    current: bool = Field(default=False, description="The step the caller is on now.")
 
 
 class ChecklistStatus(EventBase):
@@ -183,10 +191,12 @@ class MonitorCheck(EventBase):
     """One logic_slm call of the monitor or the extractor."""
 
     kind: Literal["monitor_check"] = "monitor_check"
-    request_id: str
+    request_id: str = Field(description="``<scope>-<n>``: unique within the call.")
     purpose: Literal["monitor", "extractor"] = "monitor"
     latency_ms: float | None = None
-    verdict: str = ""
+    verdict: str = Field(
+        default="", description="The call's outcome: ok, timeout, transport_error …"
+    )
     cost_usd: float | None = None
     model: str | None = None
 
@@ -195,7 +205,10 @@ class CorrectionEvent(EventBase):
     """A monitor correction's life: queued, delivered, expired or suppressed (and why)."""
 
     kind: Literal["correction"] = "correction"
-    status: CorrectionStatus
+    status: CorrectionStatus = Field(
+        description="delivered (with its channel) or suppressed (``reason``: the rule that held "
+        "it back); queued and expired are reserved for the ladder's own records."
+    )
     step: str | None = None
     text: str = ""
     channel: str | None = None
