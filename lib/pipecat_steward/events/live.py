@@ -49,7 +49,7 @@ class StewardEvents:
         self.recorder = SessionRecorder(
             steward.session,
             publisher,
-            monitor_stats=lambda: steward.monitor.stats if steward.monitor else None,
+            monitor=lambda: steward.monitor,
             transaction=_transaction,
         )
         self._rtvi: asyncio.Queue[Event] = asyncio.Queue()

@@ -47,7 +47,8 @@ class SessionRecorder:
     Args:
         session: The session to read.
         publisher: Where events go (its redaction applies).
-        monitor_stats: Returns the procedure monitor's stats when one is attached.
+        monitor: Returns the procedure monitor when one is attached (its stats, note queue
+            and clock are read).
         transaction: Returns the transaction summary the trace shows (None without one).
     """
 
@@ -56,12 +57,12 @@ class SessionRecorder:
         session: StewardSession,
         publisher: EventPublisher,
         *,
-        monitor_stats: Callable[[], Any] = lambda: None,
+        monitor: Callable[[], Any] = lambda: None,
         transaction: Transaction | None = None,
     ) -> None:
         self.session = session
         self.publisher = publisher
-        self.monitor_stats = monitor_stats
+        self.monitor = monitor
         self.transaction = transaction
         self._turns = 0  # records fully or partly emitted
         self._seen: dict[str, int] = {}
@@ -71,6 +72,7 @@ class SessionRecorder:
         self._version = 0
         self._conflict = False
         self._monitor: dict[str, int] = {}
+        self._queued: tuple[Any, ...] = ()
 
     def sync(self) -> None:
         """Emit everything the session recorded since the last call."""
@@ -234,10 +236,12 @@ class SessionRecorder:
             self.publisher.emit(CheckpointEvent, action="saved", version=version)
 
     def _corrections(self) -> None:
-        stats = self.monitor_stats()
-        if stats is None:
+        monitor = self.monitor()
+        if monitor is None:
             return
-        for c in stats.corrections[self._monitor.get("delivered", 0) :]:
+        stats = monitor.stats
+        delivered = stats.corrections[self._monitor.get("delivered", 0) :]
+        for c in delivered:
             self.publisher.emit(
                 CorrectionEvent, status="delivered", step=c.get("step"), text=c.get("text", ""),
                 channel=c.get("channel"), severity=c.get("severity"),
@@ -247,6 +251,34 @@ class SessionRecorder:
                 CorrectionEvent, status="suppressed", step=o.get("step"), reason=o.get("why")
             )
         self._monitor = {"delivered": len(stats.corrections), "observed": len(stats.observed)}
+        self._queue(monitor, {c.get("step") for c in delivered})
+
+    def _queue(self, monitor: Any, delivered: set[Any]) -> None:
+        """Notes that joined the monitor's queue, and those that left it undelivered."""
+        queue = tuple(monitor.ladder.queue)
+        for c in queue:
+            if not any(c is q for q in self._queued):
+                self.publisher.emit(
+                    CorrectionEvent, status="queued", step=c.step, text=c.text,
+                    severity=str(c.severity.value),
+                )  # fmt: skip
+        for c in self._queued:
+            if not any(c is q for q in queue) and c.step not in delivered:
+                self.publisher.emit(
+                    CorrectionEvent, status="expired", step=c.step, text=c.text,
+                    reason=_why_dropped(c, monitor),
+                )  # fmt: skip
+        self._queued = queue
+
+
+def _why_dropped(correction: Any, monitor: Any) -> str:
+    """Why a queued note left the queue without being delivered."""
+    if monitor.clock() > correction.expires_at:
+        return "expired"
+    sup = monitor.session.supervisor
+    if sup is not None and correction.visit != sup.state.visit:
+        return "topic visit changed"
+    return "step no longer open, or no longer allowed"
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:

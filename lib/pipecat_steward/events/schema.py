@@ -206,8 +206,9 @@ class CorrectionEvent(EventBase):
 
     kind: Literal["correction"] = "correction"
     status: CorrectionStatus = Field(
-        description="delivered (with its channel) or suppressed (``reason``: the rule that held "
-        "it back); queued and expired are reserved for the ladder's own records."
+        description="queued (a note waits for the next caller turn or tool result); delivered "
+        "(with its channel); expired (left the queue undelivered, ``reason`` says why); "
+        "suppressed (a finding not corrected, ``reason`` names the rule)."
     )
     step: str | None = None
     text: str = ""
