@@ -26,15 +26,18 @@ __all__ = [
     "ChecklistStep",
     "CheckpointEvent",
     "CorrectionEvent",
+    "DebugEvent",
     "EngineDecision",
     "Event",
     "EventBase",
     "GateDecision",
     "MonitorCheck",
+    "PayloadEvent",
     "SlotChange",
     "ToolCallEvent",
     "ToolResultEvent",
     "TransactionEvent",
+    "TurnEnded",
     "event_kinds",
     "parse_event",
     "parse_event_or_none",
@@ -54,11 +57,11 @@ class EventBase(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    schema_version: int = SCHEMA_VERSION
-    session: str
-    seq: int = Field(ge=0)
-    t: float = Field(ge=0)
-    turn: int = Field(default=0, ge=0)
+    schema_version: int = Field(default=SCHEMA_VERSION, description="The schema's version.")
+    session: str = Field(description="The conversation (session) id.")
+    seq: int = Field(ge=0, description="Position in the session: 1, 2, 3 … with no gaps.")
+    t: float = Field(ge=0, description="Seconds since the call started (this worker's start).")
+    turn: int = Field(default=0, ge=0, description="The caller turn (0 before the first).")
 
 
 class CallStarted(EventBase):
@@ -91,7 +94,10 @@ class BotUtteranceEvent(EventBase):
 
     kind: Literal["bot_utterance"] = "bot_utterance"
     text: str
-    source: UtteranceSource
+    source: UtteranceSource = Field(
+        description="llm: the model's words; preempt: the engine spoke verbatim; announce: an "
+        "announcement slot; note: a monitor note that was voiced."
+    )
 
 
 class ToolCallEvent(EventBase):
@@ -102,6 +108,7 @@ class ToolCallEvent(EventBase):
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
     by: Literal["llm", "engine"] = "llm"
+    task: str | None = None
 
 
 class ToolResultEvent(EventBase):
@@ -109,8 +116,13 @@ class ToolResultEvent(EventBase):
 
     kind: Literal["tool_result"] = "tool_result"
     name: str
-    outcome: ToolOutcome
-    reason: str | None = None
+    outcome: ToolOutcome = Field(
+        description="ok; error (the tool failed or its arguments did not fit); refused (not "
+        "available now); vetoed (the procedure gate blocked it)."
+    )
+    reason: str | None = Field(
+        default=None, description="Why it was not ok, in the result's words."
+    )
     result: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
     by: Literal["llm", "engine"] = "llm"
@@ -121,7 +133,7 @@ class SlotChange(EventBase):
 
     kind: Literal["slot_change"] = "slot_change"
     slot: str
-    status: str
+    status: str = Field(description="The slot's status (e.g. filled, pending, confirmed, empty).")
     value: Any = None
     source: str | None = None
     previous_status: str | None = None
@@ -137,6 +149,8 @@ class EngineDecision(EventBase):
     visible_tools: list[str] = Field(default_factory=list)
     preempt: bool = False
     asks: list[str] = Field(default_factory=list)
+    calls: list[str] = Field(default_factory=list)
+    hints: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ChecklistStep(BaseModel):
@@ -147,7 +161,7 @@ class ChecklistStep(BaseModel):
     id: str
     title: str = ""
     state: StepState
-    current: bool = False
+    current: bool = Field(default=False, description="The step the caller is on now.")
 
 
 class ChecklistStatus(EventBase):
@@ -170,16 +184,19 @@ class GateDecision(EventBase):
     decision: Literal["allow", "veto"]
     reason: str | None = None
     open_steps: list[str] = Field(default_factory=list)
+    log: str | None = None
 
 
 class MonitorCheck(EventBase):
     """One logic_slm call of the monitor or the extractor."""
 
     kind: Literal["monitor_check"] = "monitor_check"
-    request_id: str
+    request_id: str = Field(description="``<scope>-<n>``: unique within the call.")
     purpose: Literal["monitor", "extractor"] = "monitor"
     latency_ms: float | None = None
-    verdict: str = ""
+    verdict: str = Field(
+        default="", description="The call's outcome: ok, timeout, transport_error …"
+    )
     cost_usd: float | None = None
     model: str | None = None
 
@@ -188,7 +205,11 @@ class CorrectionEvent(EventBase):
     """A monitor correction's life: queued, delivered, expired or suppressed (and why)."""
 
     kind: Literal["correction"] = "correction"
-    status: CorrectionStatus
+    status: CorrectionStatus = Field(
+        description="queued (a note waits for the next caller turn or tool result); delivered "
+        "(with its channel); expired (left the queue undelivered, ``reason`` says why); "
+        "suppressed (a finding not corrected, ``reason`` names the rule)."
+    )
     step: str | None = None
     text: str = ""
     channel: str | None = None
@@ -215,6 +236,30 @@ class CheckpointEvent(EventBase):
     current_version: int | None = None
 
 
+class PayloadEvent(EventBase):
+    """A rich response part delivered to the client (a card, a transfer, an end of call)."""
+
+    kind: Literal["payload"] = "payload"
+    part: dict[str, Any] = Field(default_factory=dict)
+
+
+class DebugEvent(EventBase):
+    """A structured engine log entry (its tag, the invocation counter ``n`` and its data)."""
+
+    kind: Literal["debug"] = "debug"
+    tag: str
+    n: int = 0
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnEnded(EventBase):
+    """A caller turn is over: the session's status then and whether the call ended."""
+
+    kind: Literal["turn_ended"] = "turn_ended"
+    status: str
+    ended: bool = False
+
+
 Event: TypeAlias = Annotated[
     CallStarted
     | CallEnded
@@ -229,7 +274,10 @@ Event: TypeAlias = Annotated[
     | MonitorCheck
     | CorrectionEvent
     | TransactionEvent
-    | CheckpointEvent,
+    | CheckpointEvent
+    | PayloadEvent
+    | DebugEvent
+    | TurnEnded,
     Field(discriminator="kind"),
 ]
 """Any conversation event (a tagged union on ``kind``)."""

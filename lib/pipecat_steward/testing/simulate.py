@@ -18,6 +18,7 @@ from typing import Any
 from pipecat.observers.base_observer import BaseObserver
 
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import Call as Call_
@@ -86,16 +87,18 @@ async def run_scenario(
     checkpointer: Checkpointer | None = None,
     observers: Sequence[BaseObserver] = (),
     verbose: bool = False,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and the turns already
     completed are skipped, so a killed run can be resumed by running it again. ``observers``
     watch the pipeline beside the steward's own (a benchmark's timers, say). Pipecat's own
-    log output (every frame at DEBUG) is off for the run unless ``verbose``.
+    log output (every frame at DEBUG) is off for the run unless ``verbose``. ``events`` receives
+    the call's conversation events (the traces are the same events, see ``traces_from_events``).
     """
     with _pipecat_logs(verbose):
-        return await _run(agent, scenario, on_turn, checkpointer, observers)
+        return await _run(agent, scenario, on_turn, checkpointer, observers, events)
 
 
 @contextlib.contextmanager
@@ -118,6 +121,7 @@ async def _run(
     on_turn: Callable[[dict[str, Any]], None] | None,
     checkpointer: Checkpointer | None,
     observers: Sequence[BaseObserver] = (),
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = scripted_backend(loaded, scenario.backend)
@@ -131,6 +135,7 @@ async def _run(
         task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
         clock=clock,
+        events=events,
     )
     await steward.start()
     model = ScriptedModel()
@@ -153,6 +158,7 @@ async def _run(
             _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
+            steward.events.end_turn()
             trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user, since))
             traces.append(trace)
             if on_turn:
