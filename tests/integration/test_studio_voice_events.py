@@ -1,7 +1,8 @@
-"""A voice call's events reach the studio: ``steward rehearse`` publishes each turn on its relay.
+"""A voice call's events reach the studio's store, variables included.
 
-The voice bot's pipeline differs from this one only by its transport and speech services, so
-the real relay, steward and pipeline are driven in text here and the hub must hold the call.
+``steward rehearse`` opens the call's publisher on the studio's hub, gives it to the steward and
+watches the agent's variables. The voice pipeline differs from the text one only by its
+transport and speech services, so the real relay, steward and pipeline run in text here.
 """
 
 from __future__ import annotations
@@ -12,9 +13,14 @@ from tests.pipecat_support import _quiet_imports  # noqa: F401  (must precede pi
 
 from pathlib import Path
 
-from pipecat_steward.cli.rehearse import _publish  # pyright: ignore[reportPrivateUsage]
+from pipecat.transports.base_transport import TransportParams
+from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
+from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
+
+from pipecat_steward.cli.rehearse import build_rehearsal
 from pipecat_steward.events.hub import EventHub
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.studio.live import VariableWatch
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.script import Call, Say
 from pipecat_steward.testing.scripted_llm import ScriptedLLM
@@ -22,24 +28,36 @@ from pipecat_steward.testing.scripted_llm import ScriptedLLM
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
 
 
-async def test_each_voice_turn_is_published_when_it_is_written_into_the_context() -> None:
+async def test_the_rehearsal_steward_publishes_on_the_studio_hub() -> None:
     hub = EventHub()
-    steward = Steward.from_folder(CLINIC, supervise=False)
+    publisher = await hub.open("call-1")
+    transport = SmallWebRTCTransport(SmallWebRTCConnection(), TransportParams())
+    env = {"OPENAI_API_KEY": "sk-dummy", "STEWARD_MONITOR_ENABLED": "0"}
+    built = build_rehearsal(CLINIC, transport, env, publisher)
+    assert built.steward.events.publisher is publisher
+    assert [e.kind for e in publisher.events] == ["call_started"]
+    await hub.close("call-1")
+
+
+async def test_a_call_and_its_variables_reach_the_store() -> None:
+    hub = EventHub()
+    publisher = await hub.open("call-2")
+    steward = Steward.from_folder(CLINIC, supervise=False, events=publisher)
     charge = Call("collect_payment", {"patient_id": "pat-1815", "amount": 40})
     llm = ScriptedLLM([charge, Say("I need to verify you first.")])
     steward.attach(llm)
-    await _publish(steward, hub, "call-1")
+    watch = VariableWatch(steward, publisher).attach()
     async with TextPipeline(llm, observers=steward.observers) as pipeline:
         await pipeline.say("Just charge me now")
         await pipeline.settle()
+        steward.session.host_write({"customer_auth_status": "verified"})  # the platform
+        watch.sync()
         await steward.relay.bus.drain()
-    await hub.close("call-1", status="ended")
-    events = await hub.store.read("call-1")
-    kinds = [e.kind for e in events]
-    assert kinds[0] == "call_started" and kinds[-1] == "call_ended"
-    said = [e for e in events if e.kind == "caller_transcript"]
-    assert [e.text for e in said] == ["Just charge me now"]
-    gates = [e for e in events if e.kind == "gate"]
-    assert [(g.tool, g.decision) for g in gates] == [("collect_payment", "veto")]
-    bot = [e.text for e in events if e.kind == "bot_utterance"]
-    assert bot == ["I need to verify you first."]
+    await steward.events.aclose("ended")
+    await hub.close("call-2")
+    events = await hub.store.read("call-2")
+    assert events[0].kind == "call_started" and events[-1].kind == "call_ended"
+    gates = [(e.tool, e.decision) for e in events if e.kind == "gate"]
+    assert gates == [("collect_payment", "veto")]
+    slots = {e.slot: (e.value, e.source) for e in events if e.kind == "slot_change"}
+    assert slots["customer_auth_status"] == ("verified", "platform")

@@ -147,8 +147,13 @@ def _tts(env: Mapping[str, str]) -> Any:
     return OpenAITTSService(api_key=env["OPENAI_API_KEY"])
 
 
-def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str]) -> Rehearsal:
+def build_rehearsal(
+    agent_dir: str | Path, transport: Any, env: Mapping[str, str], events: Any = None
+) -> Rehearsal:
     """Build the live pipeline for ``agent_dir`` on ``transport``; nothing starts or connects.
+
+    ``events`` is the call's event publisher (e.g. from the studio's ``EventHub``); the steward
+    makes its own in-memory one when it is omitted.
 
     ``transport.input() → STT → user aggregator (Silero VAD) → LLM (steward attached) → TTS →
     transport.output() → assistant aggregator``, in a worker with the steward's observers.
@@ -166,7 +171,7 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     from pipecat_steward.pipecat.supervise import attach_supervision
 
     services = {"stt": _stt(env), "llm": llm_service(env), "tts": _tts(env)}
-    steward = Steward.from_folder(agent_dir)
+    steward = Steward.from_folder(agent_dir, events=events)
     steward.attach(services["llm"])
     supervision = attach_supervision(steward, services["llm"], env=env)
     params = LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
@@ -190,13 +195,15 @@ def _bot(agent_dir: Path, hub: Any = None) -> Any:
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
         from pipecat.workers.runner import WorkerRunner
 
+        from pipecat_steward.studio.live import VariableWatch
+
         params = TransportParams(audio_in_enabled=True, audio_out_enabled=True)
         transport = SmallWebRTCTransport(runner_args.webrtc_connection, params)
-        rehearsal = build_rehearsal(agent_dir, transport, os.environ)
+        session = str(getattr(runner_args, "session_id", None) or id(transport))
+        events = await hub.open(session) if hub is not None else None
+        rehearsal = build_rehearsal(agent_dir, transport, os.environ, events)
         worker = rehearsal.worker
-        session = str(getattr(runner_args, "session_id", None) or id(worker))
-        if hub is not None:
-            await _publish(rehearsal.steward, hub, session)
+        VariableWatch(rehearsal.steward, rehearsal.steward.events.publisher).attach()
 
         @transport.event_handler("on_client_connected")
         async def _greet(_transport: Any, _client: Any) -> None:
@@ -211,26 +218,11 @@ def _bot(agent_dir: Path, hub: Any = None) -> Any:
         try:
             await runner.run()
         finally:
+            await rehearsal.steward.events.aclose("ended", "the caller left")
             if hub is not None:
-                await hub.close(session, status="ended", reason="caller left")
+                await hub.close(session)
 
     return bot
-
-
-async def _publish(steward: Any, hub: Any, session: str) -> None:
-    """Send the call's events to the studio: one flush per turn written into the context."""
-    from pipecat_steward.pipecat.events import AssistantTurnWritten
-    from pipecat_steward.studio.live import LiveTrace
-
-    publisher = await hub.open(session, redact=steward.session.secrets.redact)
-    publisher.start(str(steward.agent.raw.get("name") or "agent"), "webrtc")
-    live = LiveTrace(steward, publisher, source="cascade")
-
-    async def on_event(event: Any) -> None:
-        if isinstance(event, AssistantTurnWritten):
-            live.flush()
-
-    steward.relay.bus.subscribe(on_event, name="steward-studio")
 
 
 def serve(agent_dir: Path, host: str, port: int, store: str | None = None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pipecat_steward.events.hub import EventHub
 from pipecat_steward.events.publisher import EventPublisher
-from pipecat_steward.studio.live import LiveTrace, SLMCallSink
+from pipecat_steward.studio.live import VariableWatch
 
 __all__ = ["TextCall"]
 
@@ -36,7 +36,7 @@ class TextCall:
         self._lock = asyncio.Lock()
         self._pipeline: Any = None
         self._steward: Any = None
-        self._live: LiveTrace | None = None
+        self._variables: VariableWatch | None = None
 
     async def start(self) -> None:
         """Build and start the pipeline, then let the engine open the call."""
@@ -44,41 +44,28 @@ class TextCall:
 
         from pipecat_steward.cli.rehearse import llm_service
         from pipecat_steward.pipecat.steward import Steward
+        from pipecat_steward.pipecat.supervise import attach_supervision
         from pipecat_steward.testing.pipeline import TextPipeline
 
         llm = llm_service(self.env)
-        steward = Steward.from_folder(self.agent_dir, supervise=False, call_id=self.session)
+        self.publisher = await self.hub.open(self.session)
+        steward = Steward.from_folder(
+            self.agent_dir, supervise=False, call_id=self.session, events=self.publisher
+        )
         steward.attach(llm)
-        self._supervise(steward, llm)
+        attach_supervision(steward, llm, env=self.env)  # as in production, with this env
         await steward.start()
         self._steward = steward
-        self.publisher = await self.hub.open(self.session, redact=steward.session.secrets.redact)
-        self.publisher.start(str(steward.agent.raw.get("name") or self.agent_dir.name), "text")
-        self._live = LiveTrace(steward, self.publisher)
+        self._variables = VariableWatch(steward, self.publisher).attach()
         self._pipeline = TextPipeline(llm, observers=steward.observers)
         await self._pipeline.__aenter__()
         async with self._lock:
             await self._pipeline.worker.queue_frames([LLMRunFrame()])
             await self._settle()
 
-    def _supervise(self, steward: Any, llm: Any) -> None:
-        from pipecat_steward.pipecat.supervise import attach_supervision
-        from pipecat_steward.slm import SLMClient
-        from pipecat_steward.slm.manifests import load_price_book
-        from pipecat_steward.storage.ledger import default_ledger
-
-        try:
-            book = load_price_book()
-        except Exception:  # an unreadable price book only loses the cost column
-            book = None
-        sink = SLMCallSink(default_ledger(), lambda: self.publisher, book)
-        attach_supervision(steward, llm, client=SLMClient(ledger=sink), env=self.env)
-
     async def say(self, text: str) -> None:
         """Say ``text`` as the caller and wait until the bot is done answering."""
         async with self._lock:
-            if self.publisher is not None:  # what the caller's words set off is their turn's
-                self.publisher.turn = len(self._steward.session.turns) + 1
             await self._pipeline.say(text)
             await self._settle()
 
@@ -93,13 +80,16 @@ class TextCall:
             if part is not None:
                 await part.drain()
         await steward.session.save()
-        assert self._live is not None
-        self._live.flush()
+        assert self._variables is not None
+        self._variables.sync()
+        steward.events.end_turn()
 
     async def stop(self) -> None:
         """End the pipeline and the supervision."""
         if self._pipeline is not None:
             await self._pipeline.stop()
-        if self._steward is not None and self._steward.supervision is not None:
-            await self._steward.supervision.aclose()
-        await self.hub.close(self.session, status="ended", reason="studio stopped")
+        if self._steward is not None:
+            if self._steward.supervision is not None:
+                await self._steward.supervision.aclose()
+            await self._steward.events.aclose("ended", "the studio stopped")
+        await self.hub.close(self.session)

@@ -47,6 +47,7 @@ function apply(state, ev) {
     case "call_started": state.started = ev; break;
     case "call_ended": state.ended = ev; break;
     case "engine_decision": state.phase = ev.phase; break;
+    case "debug": case "turn_ended": break; // in the raw events, not the log
     case "tool_call": state.args[ev.call_id || ev.name] = ev.args; break;
     case "tool_result": state.log.push({ ...ev, args: state.args[ev.call_id || ev.name] }); break;
     default: state.log.push(ev);
@@ -135,10 +136,11 @@ function summary(ev) {
     case "gate": return [ev.decision === "veto" ? "veto" : "allow", `${ev.decision === "veto" ? "vetoed" : "allowed"} ${ev.tool}` + (ev.reason ? ` — ${ev.reason}` : "") + (ev.open_steps && ev.open_steps.length ? ` (open: ${ev.open_steps.join(", ")})` : "")];
     case "tool_result": return [`tool ${ev.outcome}`, `${ev.by === "engine" ? "engine ran" : "LLM called"} ${ev.name} → ${ev.outcome}` + (ev.reason && ev.reason !== ev.outcome ? ` (${ev.reason})` : "")];
     case "correction": return ["correction", `monitor correction ${ev.status}` + (ev.step ? ` on ${ev.step}` : "") + (ev.severity ? ` (${ev.severity})` : "") + (ev.text ? `: ${ev.text}` : "") + (ev.reason ? ` — ${ev.reason}` : "")];
-    case "monitor_check": return ["slm", `logic_slm ${ev.purpose}` + (ev.latency_ms !== null && ev.latency_ms !== undefined ? ` · ${ev.latency_ms} ms` : "") + (ev.cost_usd ? ` · ${money(ev.cost_usd)}` : "") + (ev.verdict && ev.verdict !== "ok" ? ` · ${ev.verdict}` : "")];
+    case "monitor_check": return ["slm", `logic_slm ${ev.purpose}` + (ev.latency_ms !== null && ev.latency_ms !== undefined ? ` · ${Math.round(ev.latency_ms)} ms` : "") + (ev.cost_usd ? ` · ${money(ev.cost_usd)}` : "") + (ev.verdict && ev.verdict !== "ok" ? ` · ${ev.verdict}` : "")];
     case "slot_correction": return ["correction", `${ev.slot} corrected: ${show(ev.previous)} → ${show(ev.value)}`];
     case "transaction": return ["transaction", `transaction ${ev.name || ""} ${ev.status}`];
     case "checkpoint": return ["checkpoint", `checkpoint ${ev.action}` + (ev.version ? ` v${ev.version}` : "")];
+    case "payload": return ["payload", `sent ${ev.part && (ev.part.component || ev.part.type) || "a rich part"} to the client`];
     default: return [ev.kind, ev.text || ev.reason || ""];
   }
 }
