@@ -75,16 +75,23 @@ def explain(gaps: list[tuple[str, tuple[str, ...]]]) -> str:
     return "\n".join(lines)
 
 
+def agent_loads(agent: Path, command: str) -> bool:
+    """Whether the agent folder loads; when not, the reason is printed after ``command:``."""
+    from pipecat_steward.agent.loader import load_agent
+
+    try:
+        load_agent(agent)
+    except (StewardError, ValueError, OSError) as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the agent and the provider settings, then serve the live bot until stopped."""
     import os
 
-    from pipecat_steward.agent.loader import load_agent
-
-    try:
-        load_agent(args.agent)
-    except (StewardError, ValueError, OSError) as exc:
-        print(f"steward rehearse: {exc}", file=sys.stderr)
+    if not agent_loads(args.agent, "steward rehearse"):
         return 2
     gaps = missing(os.environ)
     if gaps:

@@ -40,20 +40,15 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the agent and the mode's settings, then serve the studio until stopped."""
-    from pipecat_steward.agent.loader import load_agent
+    from pipecat_steward.cli.rehearse import agent_loads
 
-    try:
-        load_agent(args.agent)
-    except (StewardError, ValueError, OSError) as exc:
-        print(f"steward studio: {exc}", file=sys.stderr)
+    if not agent_loads(args.agent, "steward studio"):
         return 2
-    if args.replay and not Path(args.replay).is_file() and not args.store:
-        print(
-            f"steward studio: {args.replay} is not a trace file; a stored session needs "
-            "--store URL (the store it was recorded in: sqlite:PATH or redis://HOST:PORT/DB)",
-            file=sys.stderr,
-        )
-        return 2
+    if args.replay and not Path(args.replay).is_file():
+        problem = _stored_session_problem(args.replay, args.store)
+        if problem:
+            print(f"steward studio: {problem}", file=sys.stderr)
+            return 2
     if not args.replay and not args.text:
         from pipecat_steward.cli.rehearse import run as rehearse
 
@@ -67,6 +62,32 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     return _serve(args)
+
+
+def _stored_session_problem(session: str, store: str | None) -> str | None:
+    """Why ``--replay SESSION`` cannot be served from ``store`` (None when it can)."""
+    import asyncio
+
+    from pipecat_steward.events.store import open_event_store
+
+    if not store:
+        return (
+            f"{session} is not a trace file; a stored session needs --store URL (the store it "
+            "was recorded in: sqlite:PATH or redis://HOST:PORT/DB)"
+        )
+
+    async def stored() -> bool:
+        events = open_event_store(store)
+        try:
+            return bool(await events.read(session))
+        finally:
+            await events.close()
+
+    try:
+        found = asyncio.run(stored())
+    except (StewardError, OSError) as exc:
+        return f"cannot read the store {store}: {exc}"
+    return None if found else f"no session {session!r} in {store} (and no such trace file)"
 
 
 def _serve(args: argparse.Namespace) -> int:
