@@ -35,6 +35,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
     parser.add_argument("--host", default="localhost", help="address to serve on")
     parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.add_argument(
+        "--turn-timeout", type=float, default=300.0, metavar="SECONDS",
+        help="--text: how long one bot turn may take (a self-hosted model can be slow)",
+    )  # fmt: skip
     parser.set_defaults(func=run)
 
 
@@ -99,7 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
     mode = "text" if args.text else "replay"
     config = StudioConfig(
         args.agent.resolve(), mode=mode, replay=args.replay, store=args.store,
-        env=dict(os.environ),
+        env=dict(os.environ), turn_timeout=args.turn_timeout,
     )  # fmt: skip
     try:
         app = create_app(config)
@@ -109,7 +113,30 @@ def _serve(args: argparse.Namespace) -> int:
     quiet_pipecat()
     print(f"steward studio: open http://{args.host}:{args.port}/", flush=True)
     # An open page keeps its WebSocket; Ctrl-C must still stop the studio promptly.
-    uvicorn.run(
+    config = uvicorn.Config(
         app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
     )
+    _serve_until_stopped(uvicorn.Server(config))
     return 0
+
+
+def _serve_until_stopped(server: Any) -> None:
+    """Serve until Ctrl-C, then leave: work a call left behind is cancelled, not awaited.
+
+    ``asyncio.run`` (what ``uvicorn.run`` uses) waits for every task to honour its cancellation,
+    and a pipeline still streaming a slow model's answer may not, which would hang the exit.
+    """
+    import asyncio
+    import contextlib
+
+    loop = asyncio.new_event_loop()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the studio stops
+            loop.run_until_complete(server.serve())
+        leftovers = asyncio.all_tasks(loop)
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            loop.run_until_complete(asyncio.wait(leftovers, timeout=2))
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +47,7 @@ class StudioConfig:
         store: The event store URL (``sqlite:PATH``, ``redis://…``); None for none.
         voice_client: Where the voice client is served (voice mode), e.g. ``/client/``.
         env: The environment of live calls (provider settings).
+        turn_timeout: Seconds a text-mode turn may take before the page is told it failed.
     """
 
     agent_dir: Path
@@ -55,6 +56,7 @@ class StudioConfig:
     store: str | None = None
     voice_client: str | None = None
     env: dict[str, str] = field(default_factory=lambda: {})
+    turn_timeout: float = 300.0
 
 
 class Say(BaseModel):
@@ -82,14 +84,14 @@ class _Studio:
             from pipecat_steward.studio.text_call import TextCall
 
             self.first = f"text-{_stamp()}"
-            env = self.config.env or None
-            self.call = TextCall(self.config.agent_dir, self.hub, self.first, env=env)
+            env, limit = self.config.env or None, self.config.turn_timeout
+            self.call = TextCall(self.config.agent_dir, self.hub, self.first, env, limit)
             await self.call.start()
         try:
             yield
         finally:
             if self.call is not None:
-                await self.call.stop()
+                await _bounded(self.call.stop(), "ending the text call")
             await self.hub.store.close()
 
 
@@ -155,8 +157,26 @@ def _session_routes(app: FastAPI, studio: _Studio) -> None:
     async def say(line: Say) -> dict[str, Any]:
         if studio.call is None:
             raise HTTPException(409, "this studio is not in text mode (start it with --text)")
-        await studio.call.say(line.text)
+        try:
+            await studio.call.say(line.text)
+        except TimeoutError:
+            raise HTTPException(504, "the bot did not finish its turn in time") from None
         return {"ok": True}
+
+
+async def _bounded(work: Coroutine[Any, Any, None], what: str, seconds: float = 10.0) -> None:
+    """Run ``work`` for at most ``seconds``: a model still streaming must not hold the exit.
+
+    ``asyncio.wait`` rather than ``wait_for``: the latter also waits for the cancelled work to
+    finish, which a pipeline in the middle of a response may not do promptly.
+    """
+    task = asyncio.ensure_future(work)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        from loguru import logger
+
+        task.cancel()
+        logger.warning(f"steward studio: {what} took over {seconds:.0f}s; leaving it")
 
 
 async def _send_events(socket: WebSocket, source: SessionSource, session: str) -> None:

@@ -26,7 +26,12 @@ class TextCall:
     """One text conversation with the agent; ``say`` a line, its events go to ``hub``."""
 
     def __init__(
-        self, agent_dir: Path, hub: EventHub, session: str, env: Mapping[str, str] | None = None
+        self,
+        agent_dir: Path,
+        hub: EventHub,
+        session: str,
+        env: Mapping[str, str] | None = None,
+        turn_timeout: float = 300.0,
     ) -> None:
         self.agent_dir = agent_dir
         self.hub = hub
@@ -37,9 +42,16 @@ class TextCall:
         self._pipeline: Any = None
         self._steward: Any = None
         self._variables: VariableWatch | None = None
+        self._opening: asyncio.Task[None] | None = None
+        self.turn_timeout = turn_timeout
+        """Seconds a turn may take (a self-hosted model on a CPU can be slow) before it fails."""
 
     async def start(self) -> None:
-        """Build and start the pipeline, then let the engine open the call."""
+        """Build and start the pipeline; the engine opens the call in the background.
+
+        The page is served meanwhile: a slow model must not hold the studio's startup, and the
+        caller's first line waits for the opening to finish.
+        """
         from pipecat.frames.frames import LLMRunFrame
 
         from pipecat_steward.cli.rehearse import llm_service
@@ -59,22 +71,30 @@ class TextCall:
         self._variables = VariableWatch(steward, self.publisher).attach()
         self._pipeline = TextPipeline(llm, observers=steward.observers)
         await self._pipeline.__aenter__()
+        self._opening = asyncio.ensure_future(self._turn(LLMRunFrame()))
+        self._opening.add_done_callback(_report)
+
+    async def _turn(self, frame: Any) -> None:
         async with self._lock:
-            await self._pipeline.worker.queue_frames([LLMRunFrame()])
+            await self._pipeline.worker.queue_frames([frame])
             await self._settle()
 
     async def say(self, text: str) -> None:
-        """Say ``text`` as the caller and wait until the bot is done answering."""
+        """Say ``text`` as the caller and wait until the bot is done answering.
+
+        Raises:
+            TimeoutError: The bot was not done within ``turn_timeout`` seconds.
+        """
         async with self._lock:
             await self._pipeline.say(text)
             await self._settle()
 
     async def _settle(self) -> None:
         steward = self._steward
-        await self._pipeline.settle()
+        await self._pipeline.settle(timeout=self.turn_timeout)
         while steward.hook is not None and steward.hook.driver.inflight:
             await steward.hook.driver.settle()
-            await self._pipeline.settle()
+            await self._pipeline.settle(timeout=self.turn_timeout)
         await steward.relay.bus.drain()
         for part in (steward.monitor, steward.extractor):
             if part is not None:
@@ -85,11 +105,23 @@ class TextCall:
         steward.events.end_turn()
 
     async def stop(self) -> None:
-        """End the pipeline and the supervision."""
-        if self._pipeline is not None:
-            await self._pipeline.stop()
+        """End the call: its events first (the store gets ``call_ended`` even if the pipeline
+        is slow to stop), then the pipeline and the supervision.
+        """
+        if self._opening is not None and not self._opening.done():
+            self._opening.cancel()
         if self._steward is not None:
-            if self._steward.supervision is not None:
-                await self._steward.supervision.aclose()
             await self._steward.events.aclose("ended", "the studio stopped")
         await self.hub.close(self.session)
+        if self._pipeline is not None:
+            await self._pipeline.stop()
+        if self._steward is not None and self._steward.supervision is not None:
+            await self._steward.supervision.aclose()
+
+
+def _report(task: asyncio.Task[None]) -> None:
+    """Log an opening turn that failed (nobody awaits it)."""
+    if not task.cancelled() and task.exception() is not None:
+        from loguru import logger
+
+        logger.error(f"steward studio: the opening turn failed: {task.exception()!r}")

@@ -265,7 +265,8 @@ async function say(event) {
   input.value = "";
   input.disabled = true;
   try {
-    await fetch("api/say", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
+    const reply = await fetch("api/say", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
+    if (!reply.ok) $("status").textContent = `not answered: ${(await reply.json()).detail || reply.status}`;
   } finally {
     input.disabled = false;
     input.focus();
