@@ -105,8 +105,9 @@ class TextCall:
         steward.events.end_turn()
 
     async def stop(self) -> None:
-        """End the call: its events first (the store gets ``call_ended`` even if the pipeline
-        is slow to stop), then the pipeline and the supervision.
+        """End the call: its events first, then the pipeline and the supervision.
+
+        The store gets ``call_ended`` even when the pipeline is slow to stop.
         """
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
