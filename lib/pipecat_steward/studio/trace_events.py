@@ -10,7 +10,7 @@ redacted, persisted in the studio's store and fanned out like any live call's.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -144,9 +144,3 @@ def read_traces(path: Path) -> list[dict[str, Any]]:
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip().startswith("{")
     ]
-
-
-def replay_traces(reader: TraceReader, traces: Iterable[Mapping[str, Any]]) -> None:
-    """Emit every trace in order."""
-    for trace in traces:
-        reader.read(trace)
