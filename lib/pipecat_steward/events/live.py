@@ -22,7 +22,7 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
-from pipecat_steward.events.recorder import SessionRecorder
+from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
 
 if TYPE_CHECKING:
@@ -46,12 +46,7 @@ class StewardEvents:
     def __init__(self, steward: Steward, publisher: EventPublisher) -> None:
         self.steward = steward
         self.publisher = publisher
-        self.recorder = SessionRecorder(
-            steward.session,
-            publisher,
-            monitor=lambda: steward.monitor,
-            transaction=_transaction,
-        )
+        self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
         self._rtvi: asyncio.Queue[Event] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
@@ -154,19 +149,10 @@ def _cost(event: UsageEvent) -> float | None:
     return None if cost is None else float(cost)
 
 
-def _transaction(session: Any) -> dict[str, Any] | None:
-    from pipecat_steward.testing.scenario import (
-        _transaction as summary,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    return summary(session)
-
-
 def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> StewardEvents:
     """Give ``steward`` an event publisher fed by its relay and session (see module docstring)."""
     if publisher is None:
         publisher = EventPublisher(_session_id(steward))
-    publisher.redact = steward.session.secrets.redact  # exactly as traces and logs redact
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
     steward.relay.bus.subscribe(events.sync, name="steward-events")
