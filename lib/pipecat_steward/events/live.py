@@ -102,29 +102,59 @@ class StewardEvents:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
         for part in (self.steward.monitor, self.steward.extractor):
             client = getattr(part, "client", None)
-            if client is not None and not isinstance(client.ledger, _CheckTee):
-                client.ledger = _CheckTee(client.ledger, self)
+            if client is None:
+                continue
+            if not isinstance(client.ledger, _CheckTee):
+                client.ledger = _CheckTee(client.ledger)
+            client.ledger.add(self, _identity(getattr(part, "stage", None)))
 
-
-class _CheckTee:
-    """A usage sink that records each row and also emits it as a ``monitor_check`` event."""
-
-    def __init__(self, inner: UsageSink, events: StewardEvents) -> None:
-        self.inner = inner
-        self.events = events
-
-    def record(self, event: UsageEvent) -> None:
-        self.inner.record(event)
-        number = next(self.events._ids)  # pyright: ignore[reportPrivateUsage]
-        self.events.publisher.emit(
+    def check(self, event: UsageEvent) -> None:
+        """Emit one metered logic_slm call as a ``monitor_check`` event."""
+        self.publisher.emit(
             MonitorCheck,
-            request_id=f"{event.scope}-{number}",
+            request_id=f"{event.scope}-{next(self._ids)}",
             purpose="monitor" if event.scope == "adherence" else "extractor",
             latency_ms=event.latency_ms,
             verdict=event.outcome,
             cost_usd=_cost(event),
             model=f"{event.provider}/{event.model}",
         )
+
+
+Identity = tuple[str, str, str]
+
+
+class _CheckTee:
+    """A usage sink that records each row and tells the steward whose call it was.
+
+    A client shared by several calls tells only the steward whose logic_slm stage identity the
+    row carries (and nobody when that identity is ambiguous): one call never sees another's.
+    """
+
+    def __init__(self, inner: UsageSink) -> None:
+        self.inner = inner
+        self.targets: dict[int, tuple[StewardEvents, set[Identity]]] = {}
+
+    def add(self, events: StewardEvents, identity: Identity | None) -> None:
+        _, identities = self.targets.setdefault(id(events), (events, set()))
+        if identity is not None:
+            identities.add(identity)
+
+    def record(self, event: UsageEvent) -> None:
+        self.inner.record(event)
+        targets = [t for t, _ in self.targets.values()]
+        if len(targets) > 1:
+            row = (event.tenant_id, event.agent_id, event.session_id)
+            targets = [t for t, ids in self.targets.values() if row in ids]
+        if len(targets) == 1:
+            targets[0].check(event)
+
+
+def _identity(stage: Any) -> Identity | None:
+    identity = getattr(stage, "identity", None)
+    if identity is None:
+        return None
+    return (identity.tenant_id, identity.agent_id, identity.session_id)
 
 
 def _session_id(steward: Steward) -> str:
