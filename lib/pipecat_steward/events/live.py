@@ -57,10 +57,10 @@ class StewardEvents:
         self._meter_checks()
         self.recorder.sync()
 
-    def end_turn(self) -> None:
-        """Sync and mark the caller turn as over."""
+    def end_turn(self, number: int | None = None) -> None:
+        """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
         self._meter_checks()
-        self.recorder.end_turn()
+        self.recorder.end_turn(number)
 
     async def aclose(self, status: str = "", reason: str = "") -> None:
         """Sync a last time, end the publisher and stop sending RTVI messages."""

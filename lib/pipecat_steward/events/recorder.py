@@ -90,9 +90,16 @@ class SessionRecorder:
         self._checkpoint()
         self._corrections()
 
-    def end_turn(self) -> None:
-        """Sync, then mark the caller turn as over."""
+    def end_turn(self, number: int | None = None) -> None:
+        """Sync, then mark the caller turn as over.
+
+        Args:
+            number: The turn's number as the driver counts it (a scenario's turn); it becomes
+                the turn count from here on. Without it the recorder's own count stands.
+        """
         self.sync()
+        if number is not None:
+            self.publisher.turn = number
         state = self.session.state
         self.publisher.emit(TurnEnded, status=str(state.status), ended=self.session.ended)
 

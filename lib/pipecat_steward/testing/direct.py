@@ -162,7 +162,7 @@ async def run_scenario_direct(
         session.turns_done = number
         await session.save()
         if recorder is not None:
-            recorder.end_turn()
+            recorder.end_turn(number)
         trace = trace_turn(number, session, turn_record(session, turn.user, since))
         traces.append(trace)
         if on_turn:

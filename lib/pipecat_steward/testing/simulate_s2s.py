@@ -198,7 +198,7 @@ async def run_scenario_s2s(
             record = await run.turn(turn.user, [_step(i) for i in turn.llm])
             run.steward.session.turns_done = number
             await run.steward.session.save()  # the turn count, for a resumed run to skip it
-            run.steward.events.end_turn()
+            run.steward.events.end_turn(number)
             traces.append(trace_turn(number, run.steward, record))
             if on_turn:
                 on_turn(traces[-1])
