@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pipecat.observers.base_observer import BaseObserver, FramePushed
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from tests.integration.test_canaries import (
     CANARIES,
     CARD,
@@ -31,6 +29,7 @@ from tests.integration.test_canaries import (
     clinic_with_secrets,
     hits,
 )
+from tests.integration.test_stale_worker import ServerMessages
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.procedures import done_name
@@ -70,18 +69,6 @@ def clinic_with_a_secret_slot(folder: Path) -> Path:
     (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (folder / "tools.py").write_text((folder / "tools.py").read_text() + SETTER)
     return folder
-
-
-class ServerMessages(BaseObserver):
-    """Every RTVI server message pushed in the pipeline."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.data: list[dict[str, Any]] = []
-
-    async def on_push_frame(self, data: FramePushed) -> None:
-        if data.first_push and isinstance(data.frame, RTVIServerMessageFrame):
-            self.data.append(dict(data.frame.data))
 
 
 async def test_no_canary_reaches_the_store_a_subscriber_or_rtvi(tmp_path: Path) -> None:

@@ -79,3 +79,42 @@ async def test_a_finding_held_back_is_suppressed_with_its_rule(tmp_path: Path) -
     held = [e for e in events if isinstance(e, CorrectionEvent)]
     assert held and {e.status for e in held} == {"suppressed"}
     assert "observe only" in {e.reason for e in held}
+
+
+async def test_a_shared_client_tells_each_call_only_its_own_checks() -> None:
+    """Two calls on one logic_slm client: each call's events hold its own checks only."""
+    from pipecat_steward.agent.loader import load_agent
+    from pipecat_steward.core.procedures import done_name
+    from pipecat_steward.pipecat.monitor import attach_monitor
+    from pipecat_steward.pipecat.steward import Steward
+    from pipecat_steward.slm import SLMClient
+    from pipecat_steward.slm.config import SessionIdentity
+    from pipecat_steward.storage.ledger import MemoryLedger
+    from pipecat_steward.testing import FunctionStep, ScriptedLLM, TextPipeline
+
+    ledger = MemoryLedger()
+    async with ScriptedSLM(answer=SKIPPED) as slm, SLMClient(ledger=ledger) as client:
+        calls: list[tuple[Steward, Any]] = []
+        for name in ("call-a", "call-b"):
+            steward = Steward(load_agent(CLINIC), supervise=False)
+            steward.session.host_write({done_name(s): True for s in AT_COPAY})
+            llm = ScriptedLLM([FunctionStep(lambda _: Say("Anything else?")) for _ in range(10)])
+            steward.attach(llm)
+            stage = slm.stage().model_copy(update={"identity": SessionIdentity(session_id=name)})
+            calls.append((steward, attach_monitor(steward, llm, client, stage)))
+            async with TextPipeline(llm, observers=steward.observers) as pipeline:
+                for words in ("Hi", "Cool", "Great") if name == "call-a" else ("Hi", "Cool"):
+                    await pipeline.say(words)
+                    await pipeline.settle()
+                    await steward.relay.bus.drain()
+                    await calls[-1][1].drain()
+                    steward.events.sync()
+        for _, monitor in calls:
+            await monitor.aclose()
+    counts = [
+        sum(isinstance(e, MonitorCheck) for e in steward.events.publisher.events)
+        for steward, _ in calls
+    ]
+    rows = {s: sum(r.session_id == s for r in ledger.events) for s in ("call-a", "call-b")}
+    assert counts == [rows["call-a"], rows["call-b"]] and rows["call-b"] >= 1
+    assert rows["call-a"] != rows["call-b"]  # the calls differ, so a mix-up would show

@@ -47,3 +47,21 @@ def test_simulate_keeps_the_events_and_prints_their_trace(
     assert [(s.session, s.agent) for s in sessions] == [("rehearsal-1", "clinic")]
     vetoes = [e for e in events if isinstance(e, GateDecision) and e.decision == "veto"]
     assert vetoes, "charge me now is vetoed by the gate"
+
+
+def test_a_call_resumed_in_a_second_run_continues_its_stored_events(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = f"sqlite:{tmp_path / 'calls.db'}"
+    halves = Path(__file__).resolve().parents[1] / "fixtures" / "order_desk_resume"
+    agent = CLINIC.parent / "order_desk"
+    argv = ["simulate", "--json", "--store", spec, "--session", "call-7"]
+    printed = []
+    for half in ("part1.yaml", "part2.yaml"):
+        assert main([*argv, str(agent), str(halves / half)]) == 0
+        printed += [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    events, _ = _stored(spec, "call-7")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.kind for e in events].count("call_started") == 2
+    assert traces_from_events(events) == printed
+    assert printed[-1]["transaction"]["status"] == "COMPLETED"

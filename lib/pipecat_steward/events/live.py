@@ -22,7 +22,7 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
-from pipecat_steward.events.recorder import SessionRecorder
+from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
 
 if TYPE_CHECKING:
@@ -46,12 +46,7 @@ class StewardEvents:
     def __init__(self, steward: Steward, publisher: EventPublisher) -> None:
         self.steward = steward
         self.publisher = publisher
-        self.recorder = SessionRecorder(
-            steward.session,
-            publisher,
-            monitor=lambda: steward.monitor,
-            transaction=_transaction,
-        )
+        self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
         self._rtvi: asyncio.Queue[Event] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
@@ -62,10 +57,10 @@ class StewardEvents:
         self._meter_checks()
         self.recorder.sync()
 
-    def end_turn(self) -> None:
-        """Sync and mark the caller turn as over."""
+    def end_turn(self, number: int | None = None) -> None:
+        """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
         self._meter_checks()
-        self.recorder.end_turn()
+        self.recorder.end_turn(number)
 
     async def aclose(self, status: str = "", reason: str = "") -> None:
         """Sync a last time, end the publisher and stop sending RTVI messages."""
@@ -107,29 +102,59 @@ class StewardEvents:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
         for part in (self.steward.monitor, self.steward.extractor):
             client = getattr(part, "client", None)
-            if client is not None and not isinstance(client.ledger, _CheckTee):
-                client.ledger = _CheckTee(client.ledger, self)
+            if client is None:
+                continue
+            if not isinstance(client.ledger, _CheckTee):
+                client.ledger = _CheckTee(client.ledger)
+            client.ledger.add(self, _identity(getattr(part, "stage", None)))
 
-
-class _CheckTee:
-    """A usage sink that records each row and also emits it as a ``monitor_check`` event."""
-
-    def __init__(self, inner: UsageSink, events: StewardEvents) -> None:
-        self.inner = inner
-        self.events = events
-
-    def record(self, event: UsageEvent) -> None:
-        self.inner.record(event)
-        number = next(self.events._ids)  # pyright: ignore[reportPrivateUsage]
-        self.events.publisher.emit(
+    def check(self, event: UsageEvent) -> None:
+        """Emit one metered logic_slm call as a ``monitor_check`` event."""
+        self.publisher.emit(
             MonitorCheck,
-            request_id=f"{event.scope}-{number}",
+            request_id=f"{event.scope}-{next(self._ids)}",
             purpose="monitor" if event.scope == "adherence" else "extractor",
             latency_ms=event.latency_ms,
             verdict=event.outcome,
             cost_usd=_cost(event),
             model=f"{event.provider}/{event.model}",
         )
+
+
+Identity = tuple[str, str, str]
+
+
+class _CheckTee:
+    """A usage sink that records each row and tells the steward whose call it was.
+
+    A client shared by several calls tells only the steward whose logic_slm stage identity the
+    row carries (and nobody when that identity is ambiguous): one call never sees another's.
+    """
+
+    def __init__(self, inner: UsageSink) -> None:
+        self.inner = inner
+        self.targets: dict[int, tuple[StewardEvents, set[Identity]]] = {}
+
+    def add(self, events: StewardEvents, identity: Identity | None) -> None:
+        _, identities = self.targets.setdefault(id(events), (events, set()))
+        if identity is not None:
+            identities.add(identity)
+
+    def record(self, event: UsageEvent) -> None:
+        self.inner.record(event)
+        targets = [t for t, _ in self.targets.values()]
+        if len(targets) > 1:
+            row = (event.tenant_id, event.agent_id, event.session_id)
+            targets = [t for t, ids in self.targets.values() if row in ids]
+        if len(targets) == 1:
+            targets[0].check(event)
+
+
+def _identity(stage: Any) -> Identity | None:
+    identity = getattr(stage, "identity", None)
+    if identity is None:
+        return None
+    return (identity.tenant_id, identity.agent_id, identity.session_id)
 
 
 def _session_id(steward: Steward) -> str:
@@ -154,19 +179,10 @@ def _cost(event: UsageEvent) -> float | None:
     return None if cost is None else float(cost)
 
 
-def _transaction(session: Any) -> dict[str, Any] | None:
-    from pipecat_steward.testing.scenario import (
-        _transaction as summary,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    return summary(session)
-
-
 def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> StewardEvents:
     """Give ``steward`` an event publisher fed by its relay and session (see module docstring)."""
     if publisher is None:
         publisher = EventPublisher(_session_id(steward))
-    publisher.redact = steward.session.secrets.redact  # exactly as traces and logs redact
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
     steward.relay.bus.subscribe(events.sync, name="steward-events")

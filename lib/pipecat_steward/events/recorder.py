@@ -36,7 +36,7 @@ from pipecat_steward.runtime.records import Call, TurnRecord
 if TYPE_CHECKING:
     from pipecat_steward.runtime.session import StewardSession
 
-__all__ = ["SessionRecorder"]
+__all__ = ["SessionRecorder", "record_session"]
 
 Transaction = Callable[["StewardSession"], dict[str, Any] | None]
 
@@ -73,9 +73,16 @@ class SessionRecorder:
         self._conflict = False
         self._monitor: dict[str, int] = {}
         self._queued: tuple[Any, ...] = ()
+        self._base: int | None = None
 
     def sync(self) -> None:
-        """Emit everything the session recorded since the last call."""
+        """Emit everything the session recorded since the last call.
+
+        The first sync must come after the session was restored (before the pipeline runs,
+        or as soon as a direct run restored it): a resumed call continues its turn count.
+        """
+        if self._base is None:
+            self._base = self.session.turns_done
         self._records()
         self._slot_changes()
         self._checklists()
@@ -83,9 +90,16 @@ class SessionRecorder:
         self._checkpoint()
         self._corrections()
 
-    def end_turn(self) -> None:
-        """Sync, then mark the caller turn as over."""
+    def end_turn(self, number: int | None = None) -> None:
+        """Sync, then mark the caller turn as over.
+
+        Args:
+            number: The turn's number as the driver counts it (a scenario's turn); it becomes
+                the turn count from here on. Without it the recorder's own count stands.
+        """
         self.sync()
+        if number is not None:
+            self.publisher.turn = number
         state = self.session.state
         self.publisher.emit(TurnEnded, status=str(state.status), ended=self.session.ended)
 
@@ -104,8 +118,7 @@ class SessionRecorder:
     def _opened(self, record: TurnRecord) -> None:
         self._seen["opened"] = 1
         if record.user:
-            # a resumed call continues the turn count its checkpoint kept
-            self.publisher.turn = max(self.publisher.turn, self.session.turns_done) + 1
+            self.publisher.turn = max(self.publisher.turn, self._base or 0) + 1
             self.publisher.emit(CallerTranscript, text=record.user, source="text")
 
     def _new(self, name: str, items: Sequence[Any]) -> Sequence[Any]:
@@ -279,6 +292,22 @@ def _why_dropped(correction: Any, monitor: Any) -> str:
     if sup is not None and correction.visit != sup.state.visit:
         return "topic visit changed"
     return "step no longer open, or no longer allowed"
+
+
+def record_session(
+    session: StewardSession, publisher: EventPublisher, *, monitor: Callable[[], Any] = lambda: None
+) -> SessionRecorder:
+    """A recorder of ``session`` onto ``publisher``, redacting as the session's traces do."""
+    publisher.redact = session.secrets.redact
+    return SessionRecorder(session, publisher, monitor=monitor, transaction=_transaction_summary)
+
+
+def _transaction_summary(session: StewardSession) -> dict[str, Any] | None:
+    from pipecat_steward.testing.scenario import (
+        _transaction as summary,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    return summary(session)
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:

@@ -17,6 +17,7 @@ from typing import TypeVar
 from pipecat_steward.events.schema import CallStarted, Event
 from pipecat_steward.events.store import SessionSummary, decode, encode
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.sqlite_thread import run_locked
 
 __all__ = ["SQLiteEventStore"]
 
@@ -54,13 +55,7 @@ class SQLiteEventStore:
         return await asyncio.to_thread(self._locked, fn)
 
     def _locked(self, fn: Callable[[], T]) -> T:
-        with self._lock:
-            try:
-                return fn()
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise StoreError(f"event database {self.path} failed: {exc}") from exc
+        return run_locked(self._db, self._lock, fn, f"event database {self.path}")
 
     async def append(self, events: Sequence[Event]) -> None:
         await self._run(lambda: self._append(events))

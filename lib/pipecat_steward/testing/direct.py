@@ -16,6 +16,8 @@ from typing import Any
 
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.recorder import record_session
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.records import Call
@@ -120,6 +122,7 @@ async def run_scenario_direct(
     checkpointer: Checkpointer | None = None,
     on_conflict: ConflictListener | None = None,
     model: ModelPolicy | None = None,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through the driver; return one trace per caller turn.
 
@@ -128,7 +131,8 @@ async def run_scenario_direct(
     worker took the call over (as ``Steward.on_conflict`` is on a pipeline); it may end the run,
     e.g. by cancelling the task that drives it. A ``model`` answers the inferences the script
     leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
-    ``scenario.turns`` are played too (a caller that reacts to the bot).
+    ``scenario.turns`` are played too (a caller that reacts to the bot). ``events`` receives
+    the call's conversation events.
     """
     loaded = scripted_backend(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
@@ -139,6 +143,9 @@ async def run_scenario_direct(
         session.conflict_listeners.append(on_conflict)
     await session.restore()
     driver = Driver(session)
+    recorder = record_session(session, events) if events is not None else None
+    if recorder is not None:
+        recorder.sync()  # after the restore: a resumed call continues its turn count
     host = _DirectHost(driver, session, model)
     traces: list[dict[str, Any]] = []
     done = resume_point(session, scenario)
@@ -154,6 +161,8 @@ async def run_scenario_direct(
         await driver.inference(host, turn.user, first_turn=first, speculative=False)
         session.turns_done = number
         await session.save()
+        if recorder is not None:
+            recorder.end_turn(number)
         trace = trace_turn(number, session, turn_record(session, turn.user, since))
         traces.append(trace)
         if on_turn:

@@ -158,7 +158,7 @@ async def _run(
             _record_refusals(steward, llm, seen)
             steward.session.turns_done = number
             await steward.session.save()
-            steward.events.end_turn()
+            steward.events.end_turn(number)
             trace = trace_turn(number, steward.session, turn_record(steward.session, turn.user, since))
             traces.append(trace)
             if on_turn:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import TurnRecord
@@ -168,11 +169,13 @@ async def run_scenario_s2s(
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and completed turns are
-    skipped; the steward saves at every turn boundary by itself.
+    skipped; the steward saves at every turn boundary by itself. ``events`` receives the call's
+    conversation events.
     """
     loaded = scripted_backend(
         agent if isinstance(agent, Agent) else load_agent(agent), scenario.backend
@@ -182,6 +185,7 @@ async def run_scenario_s2s(
         "event_data": scenario.event_data,
         "channel": scenario.channel,
         "task_timeout_s": scenario.task_timeout_s,
+        "events": events,
     }
     traces: list[dict[str, Any]] = []
     async with realtime_run(loaded, rng=rng, checkpointer=checkpointer, **options) as run:
@@ -194,6 +198,7 @@ async def run_scenario_s2s(
             record = await run.turn(turn.user, [_step(i) for i in turn.llm])
             run.steward.session.turns_done = number
             await run.steward.session.save()  # the turn count, for a resumed run to skip it
+            run.steward.events.end_turn(number)
             traces.append(trace_turn(number, run.steward, record))
             if on_turn:
                 on_turn(traces[-1])
