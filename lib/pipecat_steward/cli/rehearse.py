@@ -1,8 +1,10 @@
 """``steward rehearse AGENT_DIR``: talk to an agent live, in the browser, over SmallWebRTC.
 
 It serves pipecat's development runner (the prebuilt voice client at ``/client``) with a
-cascaded bot: speech-to-text → the agent's steward-hooked LLM → text-to-speech. Providers come
-from the environment:
+cascaded bot: speech-to-text → the agent's steward-hooked LLM → text-to-speech, and the studio
+at ``/studio/`` (the same page as ``steward studio``): the voice client beside the transcript,
+slot board, checklist and event log of the call, which is kept in the event store (``--store``)
+for replay. Providers come from the environment:
 
 - LLM: ``OPENAI_API_KEY``, or ``STEWARD_LLM_BASE_URL`` for a self-hosted OpenAI-compatible
   server (``STEWARD_LLM_API_KEY`` if it wants a key; ``STEWARD_LLM_MODEL`` names the model);
@@ -54,6 +56,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
     parser.add_argument("--host", default="localhost", help="address to serve on")
     parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
     parser.set_defaults(func=run)
 
 
@@ -72,22 +75,29 @@ def explain(gaps: list[tuple[str, tuple[str, ...]]]) -> str:
     return "\n".join(lines)
 
 
+def agent_loads(agent: Path, command: str) -> bool:
+    """Whether the agent folder loads; when not, the reason is printed after ``command:``."""
+    from pipecat_steward.agent.loader import load_agent
+
+    try:
+        load_agent(agent)
+    except (StewardError, ValueError, OSError) as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the agent and the provider settings, then serve the live bot until stopped."""
     import os
 
-    from pipecat_steward.agent.loader import load_agent
-
-    try:
-        load_agent(args.agent)
-    except (StewardError, ValueError, OSError) as exc:
-        print(f"steward rehearse: {exc}", file=sys.stderr)
+    if not agent_loads(args.agent, "steward rehearse"):
         return 2
     gaps = missing(os.environ)
     if gaps:
         print(explain(gaps), file=sys.stderr)
         return 2
-    serve(args.agent, args.host, args.port)
+    serve(args.agent, args.host, args.port, getattr(args, "store", None))
     return 0
 
 
@@ -109,7 +119,8 @@ class Rehearsal:
     supervision: Any = None
 
 
-def _llm(env: Mapping[str, str]) -> Any:
+def llm_service(env: Mapping[str, str]) -> Any:
+    """The OpenAI (or OpenAI-compatible, ``STEWARD_LLM_BASE_URL``) LLM service of a live call."""
     from pipecat.services.openai.llm import OpenAILLMService
 
     base_url = env.get("STEWARD_LLM_BASE_URL") or None
@@ -143,8 +154,13 @@ def _tts(env: Mapping[str, str]) -> Any:
     return OpenAITTSService(api_key=env["OPENAI_API_KEY"])
 
 
-def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str]) -> Rehearsal:
+def build_rehearsal(
+    agent_dir: str | Path, transport: Any, env: Mapping[str, str], events: Any = None
+) -> Rehearsal:
     """Build the live pipeline for ``agent_dir`` on ``transport``; nothing starts or connects.
+
+    ``events`` is the call's event publisher (e.g. from the studio's ``EventHub``); the steward
+    makes its own in-memory one when it is omitted.
 
     ``transport.input() → STT → user aggregator (Silero VAD) → LLM (steward attached) → TTS →
     transport.output() → assistant aggregator``, in a worker with the steward's observers.
@@ -161,8 +177,8 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.pipecat.supervise import attach_supervision
 
-    services = {"stt": _stt(env), "llm": _llm(env), "tts": _tts(env)}
-    steward = Steward.from_folder(agent_dir)
+    services = {"stt": _stt(env), "llm": llm_service(env), "tts": _tts(env)}
+    steward = Steward.from_folder(agent_dir, events=events)
     steward.attach(services["llm"])
     supervision = attach_supervision(steward, services["llm"], env=env)
     params = LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
@@ -175,8 +191,8 @@ def build_rehearsal(agent_dir: str | Path, transport: Any, env: Mapping[str, str
     return Rehearsal(worker, steward, services, supervision)
 
 
-def _bot(agent_dir: Path) -> Any:
-    """The runner's ``bot(runner_args)`` entry point for ``agent_dir``."""
+def _bot(agent_dir: Path, hub: Any = None) -> Any:
+    """The runner's ``bot(runner_args)`` entry point for ``agent_dir`` (events go to ``hub``)."""
 
     async def bot(runner_args: Any) -> None:
         import os
@@ -186,10 +202,15 @@ def _bot(agent_dir: Path) -> Any:
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
         from pipecat.workers.runner import WorkerRunner
 
+        from pipecat_steward.studio.live import VariableWatch
+
         params = TransportParams(audio_in_enabled=True, audio_out_enabled=True)
         transport = SmallWebRTCTransport(runner_args.webrtc_connection, params)
-        rehearsal = build_rehearsal(agent_dir, transport, os.environ)
+        session = str(getattr(runner_args, "session_id", None) or id(transport))
+        events = await hub.open(session) if hub is not None else None
+        rehearsal = build_rehearsal(agent_dir, transport, os.environ, events)
         worker = rehearsal.worker
+        VariableWatch(rehearsal.steward, rehearsal.steward.events.publisher).attach()
 
         @transport.event_handler("on_client_connected")
         async def _greet(_transport: Any, _client: Any) -> None:
@@ -201,20 +222,32 @@ def _bot(agent_dir: Path) -> Any:
 
         runner = WorkerRunner(handle_sigint=False)
         await runner.add_workers(worker)
-        await runner.run()
+        try:
+            await runner.run()
+        finally:
+            await rehearsal.steward.events.aclose("ended", "the caller left")
+            if hub is not None:
+                await hub.close(session)
 
     return bot
 
 
-def serve(agent_dir: Path, host: str, port: int) -> None:
-    """Serve pipecat's development runner (WebRTC only, prebuilt client) with the agent's bot.
+def serve(agent_dir: Path, host: str, port: int, store: str | None = None) -> None:
+    """Serve pipecat's runner (WebRTC, prebuilt client) and the studio at ``/studio/``.
 
     The runner looks for a ``bot`` function on ``__main__`` and parses ``sys.argv``; both are
     set here, since this command is not the script the runner expects to be started as.
     """
     from pipecat.runner import run as runner
 
-    setattr(sys.modules["__main__"], "bot", _bot(agent_dir.resolve()))  # noqa: B010
+    from pipecat_steward.events.hub import EventHub
+    from pipecat_steward.events.store import open_event_store
+    from pipecat_steward.studio import StudioConfig, create_app
+
+    hub = EventHub(open_event_store(store or "memory:"))
+    config = StudioConfig(agent_dir.resolve(), mode="voice", store=store, voice_client="/client/")
+    runner.app.mount("/studio", create_app(config, hub=hub))
+    setattr(sys.modules["__main__"], "bot", _bot(agent_dir.resolve(), hub))  # noqa: B010
     sys.argv = [sys.argv[0], "-t", "webrtc", "--host", host, "--port", str(port)]
-    print(f"steward rehearse: open http://{host}:{port}/client/ and press Connect")
+    print(f"steward rehearse: open http://{host}:{port}/studio/ (the voice client alone: /client/)")
     runner.main()

@@ -119,9 +119,30 @@ async def _run(args: argparse.Namespace, scenario: Any, header: bool) -> list[di
     try:
         identity = Identity(args.tenant, agent.name, args.session)
         checkpointer = Checkpointer(store, identity, on_invalid=args.on_invalid)
-        return await run_scenario(agent, scenario, on_turn=printer, checkpointer=checkpointer)
+        if args.direct:
+            return await run_scenario(agent, scenario, on_turn=printer, checkpointer=checkpointer)
+        return await _recorded(args, agent, scenario, printer, checkpointer)
     finally:
         await store.close()
+
+
+async def _recorded(
+    args: argparse.Namespace, agent: Any, scenario: Any, printer: Any, checkpointer: Any
+) -> list[dict[str, Any]]:
+    """Run through the pipeline and keep the call's events in the store (``steward studio --replay``)."""
+    from pipecat_steward.events import EventHub
+    from pipecat_steward.events.store import open_event_store
+    from pipecat_steward.testing.simulate import run_scenario
+
+    hub = EventHub(open_event_store(args.store))
+    try:
+        events = await hub.open(args.session)
+        return await run_scenario(
+            agent, scenario, on_turn=printer, checkpointer=checkpointer, events=events
+        )
+    finally:
+        await hub.close(args.session, "simulated")
+        await hub.store.close()
 
 
 async def _monitored(agent: Any, scenario: Any, args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -39,12 +39,12 @@ def build_worker(agent_dir: str | Path, transport: Any, env: Mapping[str, str]) 
     from pipecat.processors.aggregators.llm_context import LLMContext
     from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
 
-    from pipecat_steward.cli.rehearse import _llm, _stt, _tts  # pyright: ignore[reportPrivateUsage]
+    from pipecat_steward.cli.rehearse import _stt, _tts, llm_service  # pyright: ignore[reportPrivateUsage]
     from pipecat_steward.pipecat.steward import Steward
 
     speech = bool(env.get("DEEPGRAM_API_KEY") or env.get("OPENAI_API_KEY"))
     voice = bool(env.get("CARTESIA_API_KEY") or env.get("OPENAI_API_KEY"))
-    llm = _llm(env)
+    llm = llm_service(env)
     steward = Steward.from_folder(agent_dir)
     steward.attach(llm)
     user, assistant = LLMContextAggregatorPair(LLMContext())

@@ -26,6 +26,8 @@ from pipecat.services.llm_service import LLMService
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.events.live import attach_events
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
@@ -69,6 +71,7 @@ class Steward:
         on_handover: HandoverCallback | None = None,
         call_id: str | None = None,
         supervise: bool = True,
+        events: EventPublisher | None = None,
     ) -> None:
         self.agent = agent
         self.supervise = supervise
@@ -95,6 +98,7 @@ class Steward:
         self.tools = StewardTools(self.session, extra_tools)
         self.relay = StewardRelay(turns=self.session.caller_turns)
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
+        self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         self.session.conflict_listeners.append(self._announce_conflict)
 

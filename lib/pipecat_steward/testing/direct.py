@@ -15,6 +15,8 @@ from typing import Any
 
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.recorder import record_session
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.records import Call
@@ -99,12 +101,19 @@ class DirectPlayer(ScenarioPlayer):
     """Caller turns go straight to the driver; a ``_DirectHost`` plays the scripted model."""
 
     def __init__(
-        self, session: StewardSession, clock: TurnClock, model: ModelPolicy | None
+        self,
+        session: StewardSession,
+        clock: TurnClock,
+        model: ModelPolicy | None,
+        events: EventPublisher | None = None,
     ) -> None:
         self._session = session
         self.clock = clock
         self.driver = Driver(session)
         self.host = _DirectHost(self.driver, session, model)
+        self.recorder = record_session(session, events) if events is not None else None
+        if self.recorder is not None:
+            self.recorder.sync()  # after the restore: a resumed call continues its turn count
 
     @property
     def session(self) -> StewardSession:
@@ -115,6 +124,10 @@ class DirectPlayer(ScenarioPlayer):
         self.host.turn = turn
         first = not any(u for t in self.session.turns for u in t.bot)
         await self.driver.inference(self.host, turn.user, first_turn=first, speculative=False)
+
+    def turn_ended(self, number: int) -> None:
+        if self.recorder is not None:
+            self.recorder.end_turn(number)
 
 
 def _session(agent: Agent, clock: TurnClock, options: dict[str, Any]) -> StewardSession:
@@ -131,6 +144,7 @@ async def run_scenario_direct(
     checkpointer: Checkpointer | None = None,
     on_conflict: ConflictListener | None = None,
     model: ModelPolicy | None = None,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through the driver; return one trace per caller turn.
 
@@ -139,11 +153,12 @@ async def run_scenario_direct(
     worker took the call over (as ``Steward.on_conflict`` is on a pipeline); it may end the run,
     e.g. by cancelling the task that drives it. A ``model`` answers the inferences the script
     leaves open (a generated model, e.g. the chaos model); turns that ``on_turn`` appends to
-    ``scenario.turns`` are played too (a caller that reacts to the bot).
+    ``scenario.turns`` are played too (a caller that reacts to the bot). ``events`` receives
+    the call's conversation events.
     """
     loaded, clock, options = scenario_setup(agent, scenario)
     session = _session(loaded, clock, {**options, "checkpointer": checkpointer})
     if on_conflict is not None:
         session.conflict_listeners.append(on_conflict)
     await session.restore()
-    return await play_scenario(DirectPlayer(session, clock, model), scenario, on_turn)
+    return await play_scenario(DirectPlayer(session, clock, model, events), scenario, on_turn)

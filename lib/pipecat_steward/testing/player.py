@@ -73,6 +73,9 @@ class ScenarioPlayer:
         """The turn's scripted inferences as model steps, in order."""
         return [scenario_step(i) for i in turn.llm]
 
+    def turn_ended(self, number: int) -> None:
+        """Turn ``number`` is played and saved: close its conversation events (if recorded)."""
+
     def trace(self, number: int, record: TurnRecord) -> dict[str, Any]:
         """The trace of turn ``number`` from the session's record of it."""
         return trace_turn(number, self.session, record)
@@ -104,6 +107,7 @@ async def _play_turn(player: ScenarioPlayer, number: int, turn: ScenarioTurn) ->
     session = player.session
     session.turns_done = number
     await session.save()  # the turn count, for a resumed run to skip the turn
+    player.turn_ended(number)
     return player.trace(number, turn_record(session, turn.user, since))
 
 

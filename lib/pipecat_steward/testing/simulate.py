@@ -18,6 +18,7 @@ from typing import Any, Self
 from pipecat.observers.base_observer import BaseObserver
 
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import Call as Call_
@@ -85,16 +86,20 @@ async def run_scenario(
     checkpointer: Checkpointer | None = None,
     observers: Sequence[BaseObserver] = (),
     verbose: bool = False,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and the turns already
     completed are skipped, so a killed run can be resumed by running it again. ``observers``
     watch the pipeline beside the steward's own (a benchmark's timers, say). Pipecat's own
-    log output (every frame at DEBUG) is off for the run unless ``verbose``.
+    log output (every frame at DEBUG) is off for the run unless ``verbose``. ``events`` receives
+    the call's conversation events (the traces are the same events, see ``traces_from_events``).
     """
     with _pipecat_logs(verbose):
-        player = await PipelinePlayer.start(agent, scenario, checkpointer=checkpointer)
+        player = await PipelinePlayer.start(
+            agent, scenario, checkpointer=checkpointer, events=events
+        )
         async with player.running(observers):
             return await play_scenario(player, scenario, on_turn)
 
@@ -166,6 +171,9 @@ class PipelinePlayer(ScenarioPlayer):
         await self.pipeline.say(turn.user)
         await self.settle()
         _record_refusals(self.steward, self.llm, seen)
+
+    def turn_ended(self, number: int) -> None:
+        self.steward.events.end_turn(number)
 
     async def settle(self) -> None:
         """Wait until the turn is done (see ``settle``)."""

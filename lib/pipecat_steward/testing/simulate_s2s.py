@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.records import TurnRecord
@@ -170,6 +171,9 @@ class RealtimePlayer(ScenarioPlayer):
     async def play(self, turn: ScenarioTurn) -> None:
         await self.run.turn(turn.user, self.steps(turn))
 
+    def turn_ended(self, number: int) -> None:
+        self.run.steward.events.end_turn(number)
+
 
 async def run_scenario_s2s(
     agent: Agent | str | Path,
@@ -177,14 +181,18 @@ async def run_scenario_s2s(
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
+    events: EventPublisher | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and completed turns are
-    skipped; the steward saves at every turn boundary by itself.
+    skipped; the steward saves at every turn boundary by itself. ``events`` receives the call's
+    conversation events.
     """
     loaded, clock, options = scenario_setup(agent, scenario)
-    async with realtime_run(loaded, clock=clock, checkpointer=checkpointer, **options) as run:
+    async with realtime_run(
+        loaded, clock=clock, checkpointer=checkpointer, events=events, **options
+    ) as run:
         await run.steward.start()
         return await play_scenario(RealtimePlayer(run, clock), scenario, on_turn)
 

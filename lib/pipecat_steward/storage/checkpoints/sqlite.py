@@ -32,6 +32,7 @@ from pipecat_steward.storage.checkpoints.contract import (
     live,
     system_clock,
 )
+from pipecat_steward.storage.sqlite_thread import run_locked
 
 __all__ = ["SQLiteCheckpointStore"]
 
@@ -99,13 +100,7 @@ class SQLiteCheckpointStore:
         return await asyncio.to_thread(self._locked, fn)
 
     def _locked(self, fn: Callable[[], T]) -> T:
-        with self._lock:
-            try:
-                return fn()
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise StoreError(f"checkpoint database {self.path} failed: {exc}") from exc
+        return run_locked(self._db, self._lock, fn, f"checkpoint database {self.path}")
 
     async def load(self, identity: Identity) -> Checkpoint | None:
         return await self._run(lambda: self._load(identity))

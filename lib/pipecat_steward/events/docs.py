@@ -1,0 +1,84 @@
+"""Generate ``docs/events.md`` from the event models (a test keeps the file in step).
+
+Run ``python -m pipecat_steward.events.docs > docs/events.md`` after changing the schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pydantic.fields import FieldInfo
+
+from pipecat_steward.events.schema import SCHEMA_VERSION, ChecklistStep, EventBase, event_kinds
+
+__all__ = ["events_markdown"]
+
+_INTRO = """# Conversation events (schema version {version})
+
+Everything that matters in a call is one typed event: what the caller said, what the bot actually
+said (and where it came from), every tool call and its outcome, slot changes, the engine's
+decisions, the checklist, gate decisions, logic_slm checks, corrections, the transaction and
+checkpoints. One publisher per call numbers and redacts them; they are kept per session in the
+configured store (SQLite by default, a Redis stream when Redis is the store), fanned out live to
+subscribers (the studio), sent to the pipecat client as RTVI server messages
+`{{"type": "steward_event", "event": {{...}}}}`, and the `steward simulate --json` trace is built
+from them (`pipecat_steward.events.trace.traces_from_events`).
+
+Sensitive values are redacted before an event exists, exactly as traces and logs redact them:
+no store, subscriber or client ever sees one.
+
+## Compatibility
+
+`schema_version` is {version}. Within a version, changes are additive only: a new kind, or a new
+field with a default. Renaming or removing a field, or changing what it means, bumps the version.
+Readers skip kinds they do not know (`parse_event_or_none`), so an older reader can replay a
+newer call.
+
+## Fields every event carries
+
+{common}
+
+## Kinds
+"""
+
+
+def events_markdown() -> str:
+    """The whole of ``docs/events.md``."""
+    common = _table(EventBase.model_fields, EventBase.model_fields)
+    parts = [_INTRO.format(version=SCHEMA_VERSION, common=common)]
+    for kind, model in event_kinds().items():
+        doc = inspect.cleandoc(model.__doc__ or "")
+        own = {n: f for n, f in model.model_fields.items() if n not in EventBase.model_fields}
+        parts.append(f"### `{kind}`\n\n{doc}\n\n{_table(own, model.model_fields)}\n")
+    step = _table(ChecklistStep.model_fields, ChecklistStep.model_fields)
+    parts.append(f"### `ChecklistStep` (in `checklist.steps`)\n\n{step}\n")
+    return "\n".join(parts)
+
+
+def _table(fields: dict[str, FieldInfo], _all: dict[str, FieldInfo]) -> str:
+    rows = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for name, info in fields.items():
+        meaning = (info.description or "").replace("|", "\\|")
+        rows.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {meaning} |")
+    return "\n".join(rows)
+
+
+def _type(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    text = text or str(annotation)
+    for noise in ("typing.", "pipecat_steward.events.schema."):
+        text = text.replace(noise, "")
+    return f"`{text}`".replace("|", "\\|")
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    if info.default_factory is not None:
+        return f"`{info.default_factory()!r}`"  # type: ignore[call-arg]
+    return f"`{info.default!r}`".replace("|", "\\|")
+
+
+if __name__ == "__main__":
+    print(events_markdown(), end="")

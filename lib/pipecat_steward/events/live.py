@@ -1,0 +1,189 @@
+"""Wire a steward's events: the recorder on the relay, RTVI messages out, logic_slm checks in.
+
+:func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
+:class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
+recorder syncs on every relay event, so events follow the call as it happens; every event is
+also sent to the pipecat client as an RTVI server message ``{"type": "steward_event",
+"event": {...}}``; and each metered logic_slm call of the monitor or extractor becomes a
+``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from loguru import logger
+from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
+
+from pipecat_steward.core.costing import UsageEvent
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.recorder import record_session
+from pipecat_steward.events.schema import Event, MonitorCheck
+
+if TYPE_CHECKING:
+    from pipecat_steward.pipecat.steward import Steward
+    from pipecat_steward.storage.ledger import UsageSink
+
+__all__ = ["RTVI_TYPE", "StewardEvents", "attach_events"]
+
+RTVI_TYPE = "steward_event"
+"""The ``type`` of the RTVI server message that carries one event."""
+
+
+class StewardEvents:
+    """A steward's publisher and recorder (see the module docstring).
+
+    Attributes:
+        publisher: Where the steward's events go.
+        recorder: Reads the session into events; ``sync`` / ``end_turn`` on demand.
+    """
+
+    def __init__(self, steward: Steward, publisher: EventPublisher) -> None:
+        self.steward = steward
+        self.publisher = publisher
+        self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
+        self._rtvi: asyncio.Queue[Event] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._ids = itertools.count(1)
+        publisher.sinks.append(self._to_client)
+
+    def sync(self, *_: object) -> None:
+        """Emit what the session recorded since the last sync."""
+        self._meter_checks()
+        self.recorder.sync()
+
+    def end_turn(self, number: int | None = None) -> None:
+        """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
+        self._meter_checks()
+        self.recorder.end_turn(number)
+
+    async def aclose(self, status: str = "", reason: str = "") -> None:
+        """Sync a last time, end the publisher and stop sending RTVI messages."""
+        self.sync()
+        await self.publisher.aclose(status, reason)
+        if self._sender is not None:
+            self._sender.cancel()
+            await asyncio.gather(self._sender, return_exceptions=True)
+
+    def _to_client(self, event: Event) -> None:
+        self._rtvi.put_nowait(event)
+        if self._sender is None or self._sender.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop yet: sent with the next event
+            self._sender = loop.create_task(self._send(), name="steward-events-rtvi")
+
+    async def _send(self) -> None:
+        while True:
+            event = await self._rtvi.get()
+            emitter = self._emitter()
+            if emitter is None:
+                continue  # no pipeline to send through (a direct run): nothing to tell
+            message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
+            try:
+                await emitter.queue_frame(RTVIServerMessageFrame(data=message))
+            except Exception:
+                logger.exception("steward events: could not send an RTVI message")
+
+    def _emitter(self) -> FrameProcessor | None:
+        llm = getattr(self.steward, "llm", None)  # the speech-to-speech service, when attached
+        if isinstance(llm, FrameProcessor):
+            return llm
+        hook = self.steward.hook
+        return hook.llm if hook is not None else None
+
+    def _meter_checks(self) -> None:
+        """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
+        for part in (self.steward.monitor, self.steward.extractor):
+            client = getattr(part, "client", None)
+            if client is None:
+                continue
+            if not isinstance(client.ledger, _CheckTee):
+                client.ledger = _CheckTee(client.ledger)
+            client.ledger.add(self, _identity(getattr(part, "stage", None)))
+
+    def check(self, event: UsageEvent) -> None:
+        """Emit one metered logic_slm call as a ``monitor_check`` event."""
+        self.publisher.emit(
+            MonitorCheck,
+            request_id=f"{event.scope}-{next(self._ids)}",
+            purpose="monitor" if event.scope == "adherence" else "extractor",
+            latency_ms=event.latency_ms,
+            verdict=event.outcome,
+            cost_usd=_cost(event),
+            model=f"{event.provider}/{event.model}",
+        )
+
+
+Identity = tuple[str, str, str]
+
+
+class _CheckTee:
+    """A usage sink that records each row and tells the steward whose call it was.
+
+    A client shared by several calls tells only the steward whose logic_slm stage identity the
+    row carries (and nobody when that identity is ambiguous): one call never sees another's.
+    """
+
+    def __init__(self, inner: UsageSink) -> None:
+        self.inner = inner
+        self.targets: dict[int, tuple[StewardEvents, set[Identity]]] = {}
+
+    def add(self, events: StewardEvents, identity: Identity | None) -> None:
+        _, identities = self.targets.setdefault(id(events), (events, set()))
+        if identity is not None:
+            identities.add(identity)
+
+    def record(self, event: UsageEvent) -> None:
+        self.inner.record(event)
+        targets = [t for t, _ in self.targets.values()]
+        if len(targets) > 1:
+            row = (event.tenant_id, event.agent_id, event.session_id)
+            targets = [t for t, ids in self.targets.values() if row in ids]
+        if len(targets) == 1:
+            targets[0].check(event)
+
+
+def _identity(stage: Any) -> Identity | None:
+    identity = getattr(stage, "identity", None)
+    if identity is None:
+        return None
+    return (identity.tenant_id, identity.agent_id, identity.session_id)
+
+
+def _session_id(steward: Steward) -> str:
+    checkpointer = steward.session.checkpointer
+    return checkpointer.identity.session_id if checkpointer is not None else "local"
+
+
+@functools.cache
+def _prices() -> Any:
+    from pipecat_steward.slm.manifests import load_price_book
+
+    return load_price_book()
+
+
+def _cost(event: UsageEvent) -> float | None:
+    try:
+        from pipecat_steward.core.costing import event_cost
+
+        cost = event_cost(_prices(), event)
+    except Exception:  # an unreadable price book leaves the check unpriced
+        return None
+    return None if cost is None else float(cost)
+
+
+def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> StewardEvents:
+    """Give ``steward`` an event publisher fed by its relay and session (see module docstring)."""
+    if publisher is None:
+        publisher = EventPublisher(_session_id(steward))
+    events = StewardEvents(steward, publisher)
+    publisher.start(steward.agent.name, steward.session.channel)
+    steward.relay.bus.subscribe(events.sync, name="steward-events")
+    return events

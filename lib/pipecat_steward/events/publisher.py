@@ -1,0 +1,145 @@
+"""``EventPublisher``: one session's conversation events, numbered, redacted, fanned out.
+
+``emit`` builds an event (stamping ``session``, ``seq``, ``t`` and ``turn``), redacts every
+string in it with the session's redaction, keeps it, hands it to the sinks (the RTVI sender,
+say) and to live subscribers, and queues it for the store. It never awaits and never raises on
+a failing sink or store, so it is safe on the frame path. ``subscribe`` replays the events
+emitted so far, then yields live ones until the publisher closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from loguru import logger
+
+from pipecat_steward.core.redaction import redact_tree
+from pipecat_steward.events.schema import CallEnded, CallStarted, Event, EventBase
+from pipecat_steward.events.store import EventStore
+
+__all__ = ["EventPublisher", "Sink"]
+
+E = TypeVar("E", bound=EventBase)
+Sink = Callable[[Event], None]
+"""Told every event synchronously after it is built (keep it quick; it must not raise)."""
+
+_END: Any = object()  # tells a subscriber the publisher closed
+
+
+class EventPublisher:
+    """The events of one session (see the module docstring).
+
+    Args:
+        session: The conversation id every event carries.
+        store: Where events are persisted (``None``: kept in memory only).
+        redact: Applied to every string of every event before anyone sees it.
+        clock: Monotonic seconds; ``t`` is measured from the publisher's creation.
+        first_seq: The ``seq`` of the first event (a resumed call continues its stored events).
+    """
+
+    def __init__(
+        self,
+        session: str,
+        *,
+        store: EventStore | None = None,
+        redact: Callable[[str], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        first_seq: int = 1,
+    ) -> None:
+        self.session = session
+        self.first_seq = first_seq
+        self.store = store
+        self.redact: Callable[[str], str] = redact or (lambda s: s)
+        self.clock = clock
+        self.turn = 0
+        self.events: list[Event] = []
+        self.sinks: list[Sink] = []
+        self.closed = False
+        self._start = clock()
+        self._queues: list[asyncio.Queue[Any]] = []
+        self._writes: list[Event] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    def emit(self, kind: type[E], **fields: Any) -> E | None:
+        """Build, redact, keep and fan out one event of ``kind``; None once closed."""
+        if self.closed:
+            return None
+        clean = redact_tree(fields, self.redact)
+        stamp = {
+            "session": self.session,
+            "seq": self.first_seq + len(self.events),
+            "turn": self.turn,
+        }
+        event = kind(**{**clean, **stamp, "t": round(max(0.0, self.clock() - self._start), 6)})
+        self.events.append(event)  # type: ignore[arg-type]
+        for sink in list(self.sinks):
+            try:
+                sink(event)  # type: ignore[arg-type]
+            except Exception:
+                logger.exception(f"steward event sink failed on {event.kind}")  # type: ignore[attr-defined]
+        for queue in self._queues:
+            queue.put_nowait(event)
+        self._persist(event)  # type: ignore[arg-type]
+        return event
+
+    def start(self, agent: str, channel: str | None = None) -> None:
+        """Emit ``call_started`` (the wall-clock start lets stores list sessions newest first)."""
+        self.emit(CallStarted, agent=agent, channel=channel, started_at=time.time())
+
+    async def subscribe(self) -> AsyncIterator[Event]:
+        """Every event emitted so far, then live ones until ``aclose``."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        seen = list(self.events)
+        self._queues.append(queue)
+        try:
+            for event in seen:
+                yield event
+            if self.closed:
+                return
+            while (event := await queue.get()) is not _END:
+                if event.seq >= self.first_seq + len(seen):
+                    yield event
+        finally:
+            if queue in self._queues:
+                self._queues.remove(queue)
+
+    async def flush(self) -> None:
+        """Wait until every event emitted so far is in the store."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+        if self._writes:  # emitted outside a running loop: write them now
+            await self._write_all()
+
+    async def aclose(self, status: str = "", reason: str = "") -> None:
+        """Emit ``call_ended``, write what is pending and end every subscription."""
+        if self.closed:
+            return
+        self.emit(CallEnded, status=status, reason=reason)
+        self.closed = True
+        for queue in self._queues:
+            queue.put_nowait(_END)
+        await self.flush()
+
+    def _persist(self, event: Event) -> None:
+        if self.store is None:
+            return
+        self._writes.append(event)
+        if self._writer is not None and not self._writer.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: flush() writes it
+        self._writer = loop.create_task(self._write_all(), name=f"steward-events:{self.session}")
+
+    async def _write_all(self) -> None:
+        assert self.store is not None
+        while self._writes:
+            batch, self._writes = self._writes, []
+            try:
+                await self.store.append(batch)
+            except Exception:  # a store outage must not stop the call; the events stay live
+                logger.exception(f"steward events: could not store {len(batch)} event(s)")

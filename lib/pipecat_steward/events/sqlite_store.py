@@ -1,0 +1,101 @@
+"""Conversation events in SQLite: the embedded default (the checkpoint file can hold them too).
+
+One row per event, keyed by ``(session, seq)``; a second table remembers each session's agent
+and start so the list of past calls reads newest first without scanning events. WAL journal;
+every operation runs in a worker thread, so the event loop never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pipecat_steward.events.schema import CallStarted, Event
+from pipecat_steward.events.store import SessionSummary, decode, encode
+from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.sqlite_thread import run_locked
+
+__all__ = ["SQLiteEventStore"]
+
+T = TypeVar("T")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS steward_events (session TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "kind TEXT NOT NULL, t REAL NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session, seq))",
+    "CREATE TABLE IF NOT EXISTS steward_event_sessions (session TEXT PRIMARY KEY, "
+    "agent TEXT NOT NULL, started_at REAL NOT NULL)",
+)
+
+
+class SQLiteEventStore:
+    """Events in one SQLite file, safe across threads and processes.
+
+    Args:
+        path: The database file (created with its tables when missing).
+        busy_timeout: Seconds a writer waits for another process's write lock.
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open event database {self.path}: {exc}") from exc
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.to_thread(self._locked, fn)
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        return run_locked(self._db, self._lock, fn, f"event database {self.path}")
+
+    async def append(self, events: Sequence[Event]) -> None:
+        await self._run(lambda: self._append(events))
+
+    def _append(self, events: Sequence[Event]) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        for event in events:
+            self._db.execute(
+                "INSERT OR REPLACE INTO steward_events VALUES (?, ?, ?, ?, ?)",
+                (event.session, event.seq, event.kind, event.t, encode(event)),
+            )
+            if isinstance(event, CallStarted):
+                self._db.execute(
+                    "INSERT OR REPLACE INTO steward_event_sessions VALUES (?, ?, ?)",
+                    (event.session, event.agent, event.started_at),
+                )
+        self._db.execute("COMMIT")
+
+    async def read(self, session: str, after: int = 0) -> list[Event]:
+        rows = await self._run(
+            lambda: self._db.execute(
+                "SELECT data FROM steward_events WHERE session = ? AND seq > ? ORDER BY seq",
+                (session, after),
+            ).fetchall()
+        )
+        return decode([r[0] for r in rows])
+
+    async def sessions(self, limit: int = 100) -> list[SessionSummary]:
+        rows = await self._run(
+            lambda: self._db.execute(
+                "SELECT e.session, COALESCE(s.agent, ''), COALESCE(s.started_at, 0), COUNT(*), "
+                "MAX(e.t) FROM steward_events e LEFT JOIN steward_event_sessions s "
+                "ON s.session = e.session GROUP BY e.session "
+                "ORDER BY COALESCE(s.started_at, 0) DESC, e.session LIMIT ?",
+                (limit,),
+            ).fetchall()
+        )
+        return [
+            SessionSummary(str(r[0]), str(r[1]), float(r[2]), int(r[3]), float(r[4])) for r in rows
+        ]
+
+    async def close(self) -> None:
+        await self._run(self._db.close)

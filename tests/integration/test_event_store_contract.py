@@ -1,0 +1,128 @@
+"""The event-store contract, one suite over every backend: memory, SQLite and a real
+redis-server (started on 127.0.0.1 at a free port for this module, no persistence)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aredis
+from tests.storage_support.redis_server import redis_server
+
+from pipecat_steward.events import EventHub, EventPublisher
+from pipecat_steward.events.redis_store import RedisEventStore
+from pipecat_steward.events.schema import (
+    CallerTranscript,
+    CallStarted,
+    SlotChange,
+    ToolResultEvent,
+)
+from pipecat_steward.events.sqlite_store import SQLiteEventStore
+from pipecat_steward.events.store import EventStore, MemoryEventStore, open_event_store
+from pipecat_steward.exceptions import StoreError
+
+BACKENDS = ["memory", "sqlite", "redis"]
+CANARY = "778-41-9923"
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
+    found: EventStore
+    if request.param == "memory":
+        found = MemoryEventStore()
+    elif request.param == "sqlite":
+        found = SQLiteEventStore(tmp_path / "events.db")
+    else:
+        found = RedisEventStore(
+            request.getfixturevalue("redis_url"), prefix=f"t:{uuid.uuid4().hex}"
+        )
+    yield found
+    await found.close()
+
+
+def _redact(text: str) -> str:
+    return text.replace(CANARY, "[redacted]")
+
+
+async def _call(store: EventStore, session: str, started_at: float, turns: int) -> EventPublisher:
+    pub = EventPublisher(session, store=store, redact=_redact)
+    pub.emit(CallStarted, agent=f"agent-{session}", started_at=started_at)
+    for n in range(1, turns + 1):
+        pub.turn = n
+        pub.emit(CallerTranscript, text=f"turn {n}")
+        pub.emit(SlotChange, slot="n", status="filled", value=n, source="caller")
+    await pub.aclose("done")
+    return pub
+
+
+async def test_events_read_back_in_order_and_equal(store: EventStore) -> None:
+    pub = await _call(store, "a", 10.0, 5)
+    back = await store.read("a")
+    assert back == pub.events
+    assert [e.seq for e in back] == list(range(1, 13))
+    assert [e.seq for e in await store.read("a", after=9)] == [10, 11, 12]
+
+
+async def test_sessions_do_not_mix_and_unknown_is_empty(store: EventStore) -> None:
+    await _call(store, "a", 10.0, 1)
+    await _call(store, "b", 20.0, 2)
+    assert {e.session for e in await store.read("a")} == {"a"}
+    assert len(await store.read("b")) == 6
+    assert await store.read("nobody") == []
+
+
+async def test_sessions_list_newest_first_with_summary(store: EventStore) -> None:
+    for session, start in [("old", 1.0), ("newest", 300.0), ("middle", 50.0)]:
+        await _call(store, session, start, 1)
+    listed = await store.sessions()
+    assert [s.session for s in listed] == ["newest", "middle", "old"]
+    assert listed[0].agent == "agent-newest" and listed[0].events == 4
+    assert [s.session for s in await store.sessions(limit=2)] == ["newest", "middle"]
+
+
+async def test_a_sensitive_value_never_reaches_the_store(
+    store: EventStore, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    pub = EventPublisher("s", store=store, redact=_redact)
+    pub.emit(CallerTranscript, text=f"my ssn is {CANARY}")
+    pub.emit(SlotChange, slot="ssn", status="filled", value=CANARY)
+    pub.emit(ToolResultEvent, name="verify", outcome="ok", result={"ssn": CANARY, CANARY: [CANARY]})
+    await pub.aclose()
+    stored = "".join(e.model_dump_json() for e in await store.read("s"))
+    assert "[redacted]" in stored and CANARY not in stored
+    assert CANARY.encode() not in await _raw(store, tmp_path)
+
+
+async def _raw(store: EventStore, tmp_path: Path) -> bytes:
+    """Every byte the backend keeps (the database files, or every Redis value)."""
+    if isinstance(store, SQLiteEventStore):
+        return b"".join(p.read_bytes() for p in tmp_path.glob("events.db*"))
+    if isinstance(store, RedisEventStore):
+        client: aredis.Redis = store.client
+        out = b""
+        async for key in client.scan_iter(match=f"{store.prefix}*"):
+            if await client.type(key) == b"stream":
+                out += repr(await client.xrange(key)).encode()
+        return out
+    return repr(store.__dict__).encode()
+
+
+async def test_hub_replays_a_stored_session_from_a_fresh_process(store: EventStore) -> None:
+    await _call(store, "done", 5.0, 2)
+    kinds = [e.kind async for e in EventHub(store).subscribe("done")]
+    assert kinds[0] == "call_started" and kinds[-1] == "call_ended" and len(kinds) == 6
+
+
+def test_open_event_store_names_the_forms(tmp_path: Path) -> None:
+    assert isinstance(open_event_store("memory:"), MemoryEventStore)
+    assert isinstance(open_event_store(f"sqlite:{tmp_path / 'e.db'}"), SQLiteEventStore)
+    with pytest.raises(StoreError, match="sqlite:PATH"):
+        open_event_store("postgres://x")

@@ -1,0 +1,131 @@
+"""The event schema and the in-memory publisher: numbering, redaction, replay then live."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import ValidationError
+
+from pipecat_steward.events import EventHub, EventPublisher, MemoryEventStore, parse_event
+from pipecat_steward.events.schema import (
+    SCHEMA_VERSION,
+    BotUtteranceEvent,
+    CallerTranscript,
+    SlotChange,
+    ToolResultEvent,
+    event_kinds,
+    parse_event_or_none,
+)
+
+CANARY = "4929-1234-5678"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _redact(text: str) -> str:
+    return text.replace(CANARY, "[redacted]")
+
+
+def test_every_kind_round_trips_through_json() -> None:
+    pub = EventPublisher("s1")
+    for kind, model in event_kinds().items():
+        required = {
+            n: _sample(f.annotation)
+            for n, f in model.model_fields.items()
+            if f.is_required() and n not in ("session", "seq", "t")
+        }
+        event = pub.emit(model, **required)
+        assert event is not None and event.model_dump()["kind"] == kind
+        assert parse_event(event.model_dump_json()) == event
+    assert [e.seq for e in pub.events] == list(range(1, len(event_kinds()) + 1))
+    assert all(e.schema_version == SCHEMA_VERSION for e in pub.events)
+
+
+def _sample(annotation: object) -> object:
+    text = str(annotation)
+    if "float" in text:
+        return 1.0
+    if "Literal" in text:
+        return text.split("'")[1]
+    if "dict" in text:
+        return {}
+    return "x"
+
+
+def test_unknown_kind_is_skipped_and_bad_fields_fail() -> None:
+    assert (
+        parse_event_or_none({"kind": "from_the_future", "session": "s", "seq": 1, "t": 0}) is None
+    )
+    with pytest.raises(ValidationError):
+        parse_event({"kind": "bot_utterance", "session": "s", "seq": 1, "t": 0, "text": "hi",
+                     "source": "shouted"})  # fmt: skip
+
+
+def test_emit_stamps_time_turn_and_redacts_every_string() -> None:
+    clock = Clock()
+    pub = EventPublisher("s1", redact=_redact, clock=clock)
+    clock.now = 101.5
+    pub.turn = 3
+    said = pub.emit(CallerTranscript, text=f"my card is {CANARY}")
+    slot = pub.emit(SlotChange, slot="card", status="filled", value={"n": CANARY, CANARY: 1})
+    result = pub.emit(ToolResultEvent, name="pay", outcome="vetoed", result={"echo": [CANARY]})
+    assert said is not None and said.t == 1.5 and said.turn == 3
+    assert CANARY not in "".join(e.model_dump_json() for e in pub.events)
+    assert slot is not None and result is not None
+
+
+async def test_subscribe_replays_then_follows_live_and_ends_on_close() -> None:
+    pub = EventPublisher("s1")
+    pub.emit(BotUtteranceEvent, text="hello", source="preempt")
+    got: list[str] = []
+
+    async def read() -> None:
+        async for event in pub.subscribe():
+            got.append(event.kind)
+
+    reader = asyncio.create_task(read())
+    await asyncio.sleep(0)
+    pub.emit(CallerTranscript, text="hi")
+    await pub.aclose("done")
+    await asyncio.wait_for(reader, 1)
+    assert got == ["bot_utterance", "caller_transcript", "call_ended"]
+
+
+async def test_a_failing_sink_does_not_stop_others() -> None:
+    pub = EventPublisher("s1")
+    seen: list[int] = []
+
+    def broken(_event: object) -> None:
+        raise RuntimeError("boom")
+
+    pub.sinks += [broken, lambda e: seen.append(e.seq)]
+    pub.emit(CallerTranscript, text="hi")
+    assert seen == [1]
+
+
+async def test_hub_replays_stored_then_live_and_continues_seq() -> None:
+    hub = EventHub(MemoryEventStore())
+    first = await hub.open("call")
+    first.start("clinic")
+    await hub.close("call")
+    again = await hub.open("call")
+    again.emit(CallerTranscript, text="back")
+    seqs: list[int] = []
+
+    async def read() -> None:
+        async for event in hub.subscribe("call"):
+            seqs.append(event.seq)
+
+    reader = asyncio.create_task(read())
+    await asyncio.sleep(0.01)
+    await hub.close("call")
+    await asyncio.wait_for(reader, 1)
+    assert seqs == [1, 2, 3, 4]
+    assert [s.agent for s in await hub.sessions()] == ["clinic"]
