@@ -193,9 +193,17 @@ class _Build:
         logic = compile_tool_logic(procs, cfg.available_when) if procs else {}
         name = cfg.name or self.root.name
         return Agent(
-            name, prompt, flow, tools, self.root, tuple(cfg.variables), procs,
-            tuple(cfg.tools), logic, {k: v for k, v in self.data.items() if v is not None},
-        )  # fmt: skip
+            name,
+            prompt,
+            flow,
+            tools,
+            self.root,
+            tuple(cfg.variables),
+            procs,
+            tuple(cfg.tools),
+            logic,
+            {k: v for k, v in self.data.items() if v is not None},
+        )
 
     def _flow(self) -> CompiledFlow | None:
         raw = self.config.flow or {"slots": []}

@@ -315,8 +315,10 @@ def write_derived(derived: Derived) -> None:
 def report(derived: Derived) -> str:
     """What a run prints: refusals, reconciled names, dropped settings, the diff, the checklist."""
     rows = [f"attempt {i} refused: {r}" for i, r in enumerate(derived.refusals, start=1)]
-    rows += [f"kept the author's {r.kind} name {r.original!r} (the model called it {r.proposed!r})"
-             for r in derived.renamed]  # fmt: skip
+    rows += [
+        f"kept the author's {r.kind} name {r.original!r} (the model called it {r.proposed!r})"
+        for r in derived.renamed
+    ]
     rows += [f"dropped the proposed settings of {d.step!r}: {d.reason}" for d in derived.discarded]
     added = ", ".join(derived.new_steps) or "none"
     rows.append(

@@ -70,12 +70,28 @@ _WHERE = {
     "pipeline": ("PlaybackTransport", "TextPipeline", "TextTTS", "transcript_turn_strategies"),
     "script": ("Call", "Say", "Step", "split_step"),
     "scripted_llm": (
-        "CallOutcome", "CallRecord", "ContextSnapshot", "FunctionStep", "Inference", "ScriptedLLM",
-        "ScriptItem", "visible_tool_names",
+        "CallOutcome",
+        "CallRecord",
+        "ContextSnapshot",
+        "FunctionStep",
+        "Inference",
+        "ScriptedLLM",
+        "ScriptItem",
+        "visible_tool_names",
     ),
-    "servers": ("ChatCompletionsServer", "GeminiLiveServer", "NovaSonicFake", "RealtimeServer", "nova_sonic_service"),
+    "servers": (
+        "ChatCompletionsServer",
+        "GeminiLiveServer",
+        "NovaSonicFake",
+        "RealtimeServer",
+        "nova_sonic_service",
+    ),
     "scenario": (
-        "Scenario", "ScenarioTurn", "check_expectations", "load_scenario", "load_scenarios",
+        "Scenario",
+        "ScenarioTurn",
+        "check_expectations",
+        "load_scenario",
+        "load_scenarios",
         "trace_turn",
     ),
     "simulate": ("run_scenario",),
@@ -87,10 +103,16 @@ _WHERE = {
     "chaos_surface": ("chaos_agent",),
     "shrink": ("shrink", "write_scenario"),
     "scripted_slm": (
-        "Delayed", "Fail", "SLMRequest", "ScriptedSLM", "VerdictOracle", "null_object",
-        "run_scenario_monitored", "verdict",
+        "Delayed",
+        "Fail",
+        "SLMRequest",
+        "ScriptedSLM",
+        "VerdictOracle",
+        "null_object",
+        "run_scenario_monitored",
+        "verdict",
     ),
-}  # fmt: skip
+}
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [

@@ -119,8 +119,12 @@ class ScriptedSLM:
 
     def stage(self, **overrides: Any) -> SLMStage:
         """A resolved stage pointing at this server (``openai_compatible``, ``json_schema``)."""
-        fields: dict[str, Any] = {"provider": "openai_compatible", "model": self.model,
-                                  "base_url": self.base_url, "timeout_s": 5.0}  # fmt: skip
+        fields: dict[str, Any] = {
+            "provider": "openai_compatible",
+            "model": self.model,
+            "base_url": self.base_url,
+            "timeout_s": 5.0,
+        }
         return SLMStage(**{**fields, **overrides})
 
     def of_kind(self, kind: str) -> list[SLMRequest]:
@@ -193,7 +197,7 @@ def _completion(model: str, content: str) -> dict[str, Any]:
             "prompt_tokens": len(content) // 4 + 100,
             "completion_tokens": len(content) // 4,
             "total_tokens": len(content) // 2 + 100,
-        },  # fmt: skip
+        },
     }
 
 
@@ -212,10 +216,13 @@ def verdict(
 ) -> dict[str, Any]:
     """A well-formed adherence verdict (the strict schema), for scripts and oracles."""
     ids = list(evidence)
-    rows = [{"step": s, "status": "satisfied", "evidence_ids": ids, "missing": None}
-            for s in satisfied]  # fmt: skip
-    rows += [{"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
-             for s in unsatisfied]  # fmt: skip
+    rows = [
+        {"step": s, "status": "satisfied", "evidence_ids": ids, "missing": None} for s in satisfied
+    ]
+    rows += [
+        {"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
+        for s in unsatisfied
+    ]
     kind, step = violation or ("none", None)
     return {
         "reasoning": "scripted",
@@ -233,8 +240,13 @@ def _invented(prop: Mapping[str, Any]) -> Any:
     kinds = [kinds] if isinstance(kinds, str) else kinds
     if prop.get("enum"):
         return next(v for v in prop["enum"] if v is not None)
-    for kind, value in (("boolean", True), ("integer", 999), ("number", 999.0),
-                        ("string", "invented by the model"), ("array", [])):  # fmt: skip
+    for kind, value in (
+        ("boolean", True),
+        ("integer", 999),
+        ("number", 999.0),
+        ("string", "invented by the model"),
+        ("array", []),
+    ):
         if kind in kinds:
             return value
     return None
@@ -330,8 +342,13 @@ async def run_scenario_monitored(
     loaded = agent if isinstance(agent, Agent) else load_agent(agent)
     loaded = sc.scripted_backend(loaded, scenario.backend)
     clock = sc.TurnClock()
-    steward = Steward(loaded, event_data=scenario.event_data, channel=scenario.channel,
-                      gate_timeout_s=scenario.gate_timeout_s, clock=clock)  # fmt: skip
+    steward = Steward(
+        loaded,
+        event_data=scenario.event_data,
+        channel=scenario.channel,
+        gate_timeout_s=scenario.gate_timeout_s,
+        clock=clock,
+    )
     await steward.start()
     model = ScriptedModel()
     llm = ScriptedLLM([FunctionStep(model) for _ in range(12)])

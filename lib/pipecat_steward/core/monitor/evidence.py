@@ -49,9 +49,22 @@ _FIELD_LIMIT = 80
 _MAX_FIELDS = 8
 Speaker = Literal["caller", "agent"]
 _OUTCOME_KEYS = frozenset(
-    {"status", "success", "error", "error_code", "reason", "message", "total", "count",
-     "component", "id", "receipt", "amount", "result"}
-)  # fmt: skip
+    {
+        "status",
+        "success",
+        "error",
+        "error_code",
+        "reason",
+        "message",
+        "total",
+        "count",
+        "component",
+        "id",
+        "receipt",
+        "amount",
+        "result",
+    }
+)
 _CREDENTIAL = re.compile(
     r"pass(word|code|key)?|token|secret|api_?key|pin$|cvv|cvc|card_?number|pan$|ssn|otp|"
     r"credential|auth_?code|capture|directive|session_?key",
@@ -121,8 +134,9 @@ class EvidenceLedger:
         return tuple(f"{e.source}: {e.text}" for e in self.utterances[-count:])
 
 
-def _entry(ledger: EvidenceLedger, kind: EvidenceKind, source: str, text: str,
-           key: str, at: float) -> Evidence:  # fmt: skip
+def _entry(
+    ledger: EvidenceLedger, kind: EvidenceKind, source: str, text: str, key: str, at: float
+) -> Evidence:
     return Evidence(f"e{ledger.next_id}", kind, source, text[:_TEXT_LIMIT], key, at)
 
 
@@ -203,8 +217,10 @@ def add_application(
 
 def _quotes_caller(ledger: EvidenceLedger, text: str) -> bool:
     said = _norm(text)
-    return any(len(line) >= 8 and (_norm(line) in said or said in _norm(line))
-               for line in ledger.caller_lines())  # fmt: skip
+    return any(
+        len(line) >= 8 and (_norm(line) in said or said in _norm(line))
+        for line in ledger.caller_lines()
+    )
 
 
 def _norm(text: str) -> str:
@@ -226,8 +242,11 @@ def compact_result(
     """
     skip = frozenset(excluded)
     pairs = [(k, v) for k, v in _leaves(result_mapping(result) or {}, "") if _keep(k, skip)]
-    requested = [(f"requested.{k}", v) for k, v in (args or {}).items()
-                 if _is_scalar(v) and _identifier(k) and _keep(k, skip)]  # fmt: skip
+    requested = [
+        (f"requested.{k}", v)
+        for k, v in (args or {}).items()
+        if _is_scalar(v) and _identifier(k) and _keep(k, skip)
+    ]
     return ", ".join(f"{k}={_json(v)[:_FIELD_LIMIT]}" for k, v in (pairs + requested)[:_MAX_FIELDS])
 
 

@@ -168,8 +168,11 @@ def _allowed(ladder: LadderState, procs: CompiledProcedures, c: Correction) -> s
 
 def _spend(ladder: LadderState, c: Correction) -> LadderState:
     spent = tuple((s, n) for s, n in ladder.spent if s != c.step)
-    return replace(ladder, spent=(*spent, (c.step, ladder.spent_on(c.step) + 1)),
-                   issued=ladder.issued | set(c.keys))  # fmt: skip
+    return replace(
+        ladder,
+        spent=(*spent, (c.step, ladder.spent_on(c.step) + 1)),
+        issued=ladder.issued | set(c.keys),
+    )
 
 
 def grant(
@@ -218,8 +221,16 @@ def on_finding(
         return ladder, Observe("step is no longer open")
     severity = _severity(procs, owner, violation.kind)
     text = correction_text(violation.kind, owner, suggestion)
-    c = Correction(owner.id, owner.checklist, violation.kind, severity, text, now,
-                   now + NOTE_TTL_S, state.visit)  # fmt: skip
+    c = Correction(
+        owner.id,
+        owner.checklist,
+        violation.kind,
+        severity,
+        text,
+        now,
+        now + NOTE_TTL_S,
+        state.visit,
+    )
     return _route(ladder, c, procs)
 
 

@@ -31,6 +31,7 @@ from pipecat_steward.core.procedures.state import (
     step_state,
 )
 from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.words import word_set
 
 __all__ = [
     "MAX_REQUIREMENTS",
@@ -150,9 +151,11 @@ def _open_llm_applies(
     procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
 ) -> list[Step]:
     return [
-        s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)
+        s
+        for k in armed_checklists(procs, state)
+        for s in procs.checklist_steps(k)
         if s.applies_llm and step_state(s, variables) is StepState.OPEN and monitored(procs, s)
-    ]  # fmt: skip
+    ]
 
 
 def judge_requirements(
@@ -177,9 +180,10 @@ def claims_completion(text: str) -> bool:
 
 _WORDS = re.compile(r"[a-z]+")
 _SUFFIXES = ("ments", "ment", "ing", "ed", "es", "s")
-_GENERIC = frozenset({"the", "and", "for", "with", "your", "you", "our", "this", "that", "has",
-                      "have", "been", "was", "were", "are", "now", "all", "ask", "take", "get",
-                      "make", "send", "call", "tell", "give", "about", "step", "done", "set"})  # fmt: skip
+_GENERIC = word_set(
+    "the and for with your you our this that has have been was were are now all ask take get "
+    "make send call tell give about step done set"
+)
 
 
 def _stem(word: str) -> str:

@@ -82,7 +82,7 @@ VERDICT_SCHEMA: Mapping[str, Any] = {
         "violation",
         "not_applicable",
         "suggested_correction",
-    ],  # fmt: skip
+    ],
     "additionalProperties": False,
 }
 """The strict verdict schema; ``reasoning`` comes first (a small model that writes its
@@ -123,12 +123,17 @@ def state_hash(state: ProcedureState, variables: Mapping[str, object]) -> str:
 
 
 def cache_key(
-    state: ProcedureState, variables: Mapping[str, object], ledger: EvidenceLedger,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    ledger: EvidenceLedger,
     requirements: tuple[str, ...] = (),
-) -> CacheKey:  # fmt: skip
+) -> CacheKey:
     """The cache key of an assessment over this state and evidence."""
-    return (state_hash(state, variables) + "/" + ",".join(requirements), ledger.tail(),
-            ledger.revision)  # fmt: skip
+    return (
+        state_hash(state, variables) + "/" + ",".join(requirements),
+        ledger.tail(),
+        ledger.revision,
+    )
 
 
 def build_request(
@@ -185,8 +190,10 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
         if step.kind is CompletionKind.JUDGE and step.judge:
             lines.append(f"- {step_id}: satisfied when {step.judge}")
         if step.applies_llm:
-            lines.append(f"- {step_id}: applies only when {step.applies_llm} "
-                         "(list it in not_applicable when it clearly does not apply)")  # fmt: skip
+            lines.append(
+                f"- {step_id}: applies only when {step.applies_llm} "
+                "(list it in not_applicable when it clearly does not apply)"
+            )
     return "\n".join(lines)
 
 

@@ -63,11 +63,14 @@ def settle_variables(
     watch = changed
     while True:
         done = [
-            s for s in _armed_steps(procs, state)
-            if s.kind is CompletionKind.VARIABLE and s.expr is not None
+            s
+            for s in _armed_steps(procs, state)
+            if s.kind is CompletionKind.VARIABLE
+            and s.expr is not None
             and (watch is None or _reads(s) & watch)
-            and step_state(s, writer.variables) is StepState.OPEN and s.expr.truthy(writer.variables)
-        ]  # fmt: skip
+            and step_state(s, writer.variables) is StepState.OPEN
+            and s.expr.truthy(writer.variables)
+        ]
         if not done:
             break
         for step in done:
@@ -140,13 +143,17 @@ def _component(result: object, component: str | None) -> str | None:
 
 
 def _tool_steps(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object], tool: str,
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    tool: str,
     component: str | None,
-) -> list[Step]:  # fmt: skip
+) -> list[Step]:
     return [
-        s for s in _armed_steps(procs, state)
+        s
+        for s in _armed_steps(procs, state)
         if _matches(s, tool, component) and step_state(s, variables) is StepState.OPEN
-    ]  # fmt: skip
+    ]
 
 
 def on_tool_result(
@@ -177,8 +184,9 @@ def on_tool_result(
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
-            state = _record_violation(procs, state, _out_of_order(procs, step_id, writer.variables),
-                                      writer.variables)  # fmt: skip
+            state = _record_violation(
+                procs, state, _out_of_order(procs, step_id, writer.variables), writer.variables
+            )
             writer.complete(step_id)
             if procs.steps[step_id].irreversible:
                 state = _keep_receipt(state, step_id, result)
@@ -196,8 +204,11 @@ def _out_of_order(
     procs: CompiledProcedures, step_id: str, variables: Mapping[str, object]
 ) -> Violation | None:
     """A tool step completing while a prerequisite of any kind is still open: a violation."""
-    skipped = [procs.steps[a] for a in procs.ancestors[step_id]
-               if step_state(procs.steps[a], variables) is StepState.OPEN]  # fmt: skip
+    skipped = [
+        procs.steps[a]
+        for a in procs.ancestors[step_id]
+        if step_state(procs.steps[a], variables) is StepState.OPEN
+    ]
     if not skipped:
         return None
     names = ", ".join(s.title for s in skipped)
@@ -205,8 +216,9 @@ def _out_of_order(
     return Violation("skipped_step", step_id, detail)
 
 
-_RECEIPT_KEYS = frozenset({"status", "receipt", "id", "amount", "total", "confirmation",
-                           "reference", "transaction_id"})  # fmt: skip
+_RECEIPT_KEYS = frozenset(
+    {"status", "receipt", "id", "amount", "total", "confirmation", "reference", "transaction_id"}
+)
 
 
 def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> ProcedureState:
@@ -235,8 +247,11 @@ def result_guidance(
     next step's monitor is off or its correction budget is zero.
     """
     steps = _tool_steps(procs, state, variables, tool, _component(result, component))
-    done = [s for s in steps if classify_result(result, s.result_statuses, s.result_path)
-            is ToolOutcome.SUCCEEDED]  # fmt: skip
+    done = [
+        s
+        for s in steps
+        if classify_result(result, s.result_statuses, s.result_path) is ToolOutcome.SUCCEEDED
+    ]
     if not done:
         return None
     projected = {**variables, **{done_name(s.id): True for s in done}}

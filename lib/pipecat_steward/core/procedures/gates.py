@@ -97,8 +97,10 @@ class Veto:
         if self.reason == "already_done":
             names = "; ".join(s.title for s in self.open_steps)
             earlier = f" (earlier result: {self.earlier})" if self.earlier else ""
-            return (f"{self.tool} was not run: {names} is already done{earlier}. It must not "
-                    "be repeated; tell the caller it was already done.")  # fmt: skip
+            return (
+                f"{self.tool} was not run: {names} is already done{earlier}. It must not "
+                "be repeated; tell the caller it was already done."
+            )
         names = "; ".join(s.title for s in self.open_steps)
         text = f"{self.tool} was not run: these steps must be completed first: {names}."
         text += _CAUSES.get(self.reason, "")

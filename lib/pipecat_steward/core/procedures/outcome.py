@@ -30,12 +30,33 @@ class ToolOutcome(StrEnum):
 
 NOT_SUCCESS_STATUSES = frozenset(
     {
-        "authorization_required", "requires_action", "capture_started", "setup_required",
-        "consent_required", "pending", "in_progress", "processing", "queued", "waiting",
-        "error", "failed", "failure", "denied", "rejected", "refused", "refusal", "declined",
-        "cancelled", "canceled", "timeout", "timed_out", "not_found", "blocked", "vetoed",
+        "authorization_required",
+        "requires_action",
+        "capture_started",
+        "setup_required",
+        "consent_required",
+        "pending",
+        "in_progress",
+        "processing",
+        "queued",
+        "waiting",
+        "error",
+        "failed",
+        "failure",
+        "denied",
+        "rejected",
+        "refused",
+        "refusal",
+        "declined",
+        "cancelled",
+        "canceled",
+        "timeout",
+        "timed_out",
+        "not_found",
+        "blocked",
+        "vetoed",
     }
-)  # fmt: skip
+)
 _ERROR_STATUSES = frozenset(
     {
         "error",

@@ -87,12 +87,17 @@ def _tools(procs: CompiledProcedures, tools: Collection[str] | None) -> list[Iss
         return []
     known = ", ".join(sorted(tools)) or "none"
     return [
-        Issue(Severity.ERROR, IssueCode.UNKNOWN_TOOL, procs.steps[step_id].path,
-              f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
-              f"not have (tools: {known}); add the tool or fix the name")
-        for gate in procs.gates.values() if gate.tool not in tools
+        Issue(
+            Severity.ERROR,
+            IssueCode.UNKNOWN_TOOL,
+            procs.steps[step_id].path,
+            f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
+            f"not have (tools: {known}); add the tool or fix the name",
+        )
+        for gate in procs.gates.values()
+        if gate.tool not in tools
         for step_id in gate.steps
-    ]  # fmt: skip
+    ]
 
 
 def _monitor(procs: CompiledProcedures) -> list[Issue]:
@@ -154,8 +159,11 @@ def _logic_slm(
 ) -> list[Issue]:
     if resolvable:
         return []
-    judged = [s.id for s in procs.steps.values()
-              if s.kind is CompletionKind.JUDGE or s.applies_llm is not None]  # fmt: skip
+    judged = [
+        s.id
+        for s in procs.steps.values()
+        if s.kind is CompletionKind.JUDGE or s.applies_llm is not None
+    ]
     extracted = [s.name for s in specs if s.extraction]
     if not judged and not extracted:
         return []
