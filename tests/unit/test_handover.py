@@ -9,7 +9,7 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Action, ToolCall, compile_flow
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.handover import Handover
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 CONFIG: dict[str, Any] = {
@@ -41,7 +41,7 @@ class _Host:
     async def deliver(self, action: Action) -> None:
         self.session.take_payloads(action)
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         return None
 
     async def end(self) -> None:

@@ -56,7 +56,7 @@ from pipecat_steward.core.transactions import (
     visible_tools,
 )
 from pipecat_steward.runtime.checkpoint_schema import payload_problem
-from pipecat_steward.runtime.records import Call, TurnRecord
+from pipecat_steward.runtime.records import RecordedCall, TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
@@ -142,7 +142,7 @@ class TransactionSession(StewardSession):
         self.turn.events.extend(action.events)
         return action
 
-    def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
+    def tool_call(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Collect a transaction tool the LLM called; the turn's calls are routed together."""
         if self.conflict is not None:
             return super().tool_call(name, args)
@@ -152,13 +152,13 @@ class TransactionSession(StewardSession):
                 "error_code": "not_available",
                 "directive": self._directive_text(),
             }
-            call = Call(name, dict(args), "refused", reply)
+            call = RecordedCall(name, dict(args), "refused", reply)
         else:
             call = self._collect(name, args)
         self.turn.llm_calls.append(self.recorded(call))
         return call
 
-    async def run_call(self, call: ToolCall) -> Call:
+    async def run_call(self, call: ToolCall) -> RecordedCall:
         """Run pre-validation or the transaction's executor, checkpointing around it."""
         if call.task not in (_PRE, _EXEC):
             return await super().run_call(call)
@@ -172,7 +172,7 @@ class TransactionSession(StewardSession):
         else:
             key = str(call.args.get("idempotency_key"))
             self.tstate = record_result(self.tstate, key=key, ok=ok, result=result, at=self.clock())
-        done = Call(call.name, dict(call.args), "ok" if ok else "error", result)
+        done = RecordedCall(call.name, dict(call.args), "ok" if ok else "error", result)
         self.turn.fired.append(self.recorded(done))
         await self.save()
         return done
@@ -411,7 +411,7 @@ class TransactionSession(StewardSession):
             events=self._events(),
         )
 
-    def _collect(self, name: str, args: Mapping[str, Any]) -> Call:
+    def _collect(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         if name == CONFIRM_TOOL and not self._plain_yes():
             reply = {
                 "error": True,
@@ -419,15 +419,15 @@ class TransactionSession(StewardSession):
                 "directive": "The caller has not said a plain yes, so nothing is confirmed. "
                 + self._directive_text(),
             }
-            return Call(name, dict(args), "refused", reply)
+            return RecordedCall(name, dict(args), "refused", reply)
         validator = self.agent.tools.get(name)
         if validator is not None and name.startswith("set_"):
             result = self._validate(name, validator, args)
             if result.get("error"):
-                return Call(name, dict(args), "error", result)
+                return RecordedCall(name, dict(args), "error", result)
             args = {next(iter(args), "value"): result.get("value", next(iter(args.values()), None))}
         self._calls.append(ToolUse(name, dict(args)))
-        return Call(name, dict(args), "ok", {"received": True})
+        return RecordedCall(name, dict(args), "ok", {"received": True})
 
     def _plain_yes(self) -> bool:
         """Whether the caller's words this turn confirm the pending transaction by the code rule.

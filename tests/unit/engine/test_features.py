@@ -16,7 +16,7 @@ from pipecat_steward.core.slots import (
 )
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import ConfigError
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 from .flows import BELLA, toy
 from .test_worked_examples import FirstChoice, calls, check_availability, make_reservation
@@ -340,7 +340,7 @@ def test_suffix_holds_one_phase_block_and_the_sentinel() -> None:
 def test_protocol_block_lists_hint_to_setter() -> None:
     result = step(compile_flow(BELLA), SessionState(), "Hi")
     assert "- Party size / number of guests → set_reservation_basics" in result.action.suffix
-    assert Call  # the vocabulary is importable for users' scripts
+    assert RecordedCall  # the vocabulary is importable for users' scripts
 
 
 def test_a_declined_optional_slot_meets_requires() -> None:

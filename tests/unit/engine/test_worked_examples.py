@@ -7,7 +7,7 @@ from typing import Any
 
 from pipecat_steward.core.slots import compile_flow, propose
 from pipecat_steward.core.state import SlotRecord
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 from .flows import BELLA, LEAD, toy
 
@@ -21,7 +21,7 @@ def make_reservation(**_: Any) -> dict[str, Any]:
 
 
 def calls(*items: tuple[str, dict[str, Any]]) -> list[Inference]:
-    return [Inference(calls=[Call(n, a) for n, a in items])]
+    return [Inference(calls=[RecordedCall(n, a) for n, a in items])]
 
 
 def happy() -> Conversation:
