@@ -15,9 +15,9 @@ from pipecat_steward.core.slots.action import (
     CallKind,
     Chooser,
     DebugEntry,
+    EngineStep,
     Hint,
     Phase,
-    Step,
     ToolCall,
 )
 from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
@@ -77,7 +77,7 @@ __all__ = [
     "Phase",
     "Routed",
     "SlotConfig",
-    "Step",
+    "EngineStep",
     "TaskConfig",
     "ToolCall",
     "check_flow",

@@ -17,7 +17,7 @@ from pipecat_steward.core.slots.dag import Decision
 from pipecat_steward.core.state import RunStatus, SessionState
 from pipecat_steward.core.variables import JsonValue
 
-__all__ = ["Action", "CallKind", "Chooser", "DebugEntry", "Hint", "Phase", "Step", "ToolCall"]
+__all__ = ["Action", "CallKind", "Chooser", "DebugEntry", "Hint", "Phase", "EngineStep", "ToolCall"]
 
 Phase = Literal["collection", "readback", "gate", "terminal"]
 CallKind = Literal["executor", "confirm", "then"]
@@ -110,8 +110,8 @@ class Action:
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
-    """An action and the state after it."""
+class EngineStep:
+    """What one engine step decided: an action and the state after it."""
 
     action: Action
     state: SessionState

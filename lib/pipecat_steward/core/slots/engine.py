@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipecat_steward.core.slots import exits, summary
-from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
+from pipecat_steward.core.slots.action import Action, Chooser, EngineStep, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.compiled import CompiledFlow
 from pipecat_steward.core.slots.dag import (
@@ -45,7 +45,7 @@ def step(
     event_data: Mapping[str, Any] | None = None,
     channel: str | None = None,
     first_turn: bool = False,
-) -> Step:
+) -> EngineStep:
     """Run the engine for one LLM invocation.
 
     Args:
@@ -62,7 +62,7 @@ def step(
         The action to carry out and the new state.
     """
     if state.status != "in_progress":
-        return Step(_terminal(flow, state), state)
+        return EngineStep(_terminal(flow, state), state)
     turn = Turn(flow, state.copy(), user_text.strip(), rng, first_turn)
     if channel is not None:
         turn.state.channel = channel
@@ -70,8 +70,8 @@ def step(
     for stage in _STAGES:
         action = stage(turn, event_data)
         if action is not None:
-            return Step(turn.finish(action), turn.state)
-    return Step(turn.finish(_evaluate(turn)), turn.state)
+            return EngineStep(turn.finish(action), turn.state)
+    return EngineStep(turn.finish(_evaluate(turn)), turn.state)
 
 
 def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
