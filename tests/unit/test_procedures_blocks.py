@@ -10,8 +10,8 @@ import pytest
 
 from pipecat_steward.core.procedures import (
     CompletionKind,
+    ProcedureStep,
     ScopeSource,
-    Step,
     compile_procedures,
     scan,
 )
@@ -21,7 +21,7 @@ CASES: list[dict[str, Any]] = json.loads(
 )
 
 
-def completion(step: Step) -> str:
+def completion(step: ProcedureStep) -> str:
     if step.kind is CompletionKind.VARIABLE:
         return f"variable:{step.expr.source if step.expr else ''}"
     if step.kind is CompletionKind.JUDGE:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.slots.compiled import CompiledSlot, CompiledTask
 
 __all__ = ["Edge", "Graph", "Node", "agent_graph", "to_dot", "to_mermaid"]
@@ -164,7 +164,7 @@ def _procedures(graph: Graph, agent: Agent) -> None:
             graph.edges.append(Edge(node, _id("step", step_id), "completes"))
 
 
-def _step_lines(step: Step) -> tuple[str, ...]:
+def _step_lines(step: ProcedureStep) -> tuple[str, ...]:
     how = {
         "variable": f"done when {step.expr}",
         "tool": f"done when {step.tool or step.component} returns",

@@ -43,7 +43,7 @@ from pipecat_steward.core.procedures.derive import (
     parse_proposal,
     sidecar_entries,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 from pipecat_steward.core.procedures.weave import Rename, WeaveRefused, check_weave
 from pipecat_steward.exceptions import ConfigError, SLMError, SLMOutputError
 from pipecat_steward.slm.client import SLMClient
@@ -348,7 +348,7 @@ def checklist(agent_text: str, new_steps: Sequence[str]) -> str:
     return "\n".join(rows) if len(rows) > 1 else "checklist it produces: (no steps)"
 
 
-def _completion(step: Step) -> str:
+def _completion(step: ProcedureStep) -> str:
     """Say how a step completes and what guards it."""
     if step.kind is CompletionKind.TOOL:
         how = f"when {step.tool or 'a tool'} succeeds" + (

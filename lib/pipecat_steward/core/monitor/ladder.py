@@ -33,7 +33,7 @@ from pipecat_steward.core.procedures.state import (
     current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "NOTE_TTL_S",
@@ -121,7 +121,9 @@ _TEMPLATES: Mapping[ViolationKind, str] = {
 }
 
 
-def correction_text(kind: ViolationKind | None, step: Step, suggestion: str | None = None) -> str:
+def correction_text(
+    kind: ViolationKind | None, step: ProcedureStep, suggestion: str | None = None
+) -> str:
     """The note the agent reads: what is wrong, then the step's authored guidance."""
     head = _TEMPLATES[kind] if kind else "You said you would act on '{title}' but nothing ran."
     guidance = step.short_guidance[:_GUIDANCE_LIMIT] or (suggestion or "")[:_GUIDANCE_LIMIT]
@@ -191,7 +193,7 @@ def grant(
     return _spend(ladder, correction), True
 
 
-def _severity(procs: CompiledProcedures, step: Step, kind: ViolationKind) -> Severity:
+def _severity(procs: CompiledProcedures, step: ProcedureStep, kind: ViolationKind) -> Severity:
     default = procs.checklists[step.checklist].monitor.severity_default
     if kind == "hallucination" and step.irreversible:
         return Severity.SEVERE  # claimed completion of an irreversible step that never fired

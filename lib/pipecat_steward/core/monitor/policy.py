@@ -30,7 +30,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 from pipecat_steward.core.words import word_set
 
 __all__ = [
@@ -142,14 +142,14 @@ class Exchange:
         return self
 
 
-def monitored(procs: CompiledProcedures, step: Step) -> bool:
+def monitored(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     """Whether the step's checklist has its monitor enabled."""
     return procs.checklists[step.checklist].monitor.enabled
 
 
 def _open_llm_applies(
     procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> list[Step]:
+) -> list[ProcedureStep]:
     return [
         s
         for k in armed_checklists(procs, state)
@@ -198,7 +198,7 @@ def _vocabulary(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in words if len(w) >= 3 and w not in _GENERIC)
 
 
-def _step_vocabulary(step: Step) -> frozenset[str]:
+def _step_vocabulary(step: ProcedureStep) -> frozenset[str]:
     return _vocabulary(f"{step.id} {step.title} {step.tool or ''} {step.component or ''}")
 
 
@@ -291,7 +291,7 @@ def out_of_order_tools(
 
 
 def _open_judge_ancestor(
-    procs: CompiledProcedures, step: Step, variables: Mapping[str, object]
+    procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]
 ) -> bool:
     ancestors = (procs.steps[a] for a in procs.ancestors.get(step.id, ()))
     return any(

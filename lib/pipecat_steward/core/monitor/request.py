@@ -25,7 +25,7 @@ from pipecat_steward.core.procedures.state import (
     current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -163,7 +163,9 @@ def build_request(
     )
 
 
-def _mark(step: Step, current: Step | None, variables: Mapping[str, object]) -> str:
+def _mark(
+    step: ProcedureStep, current: ProcedureStep | None, variables: Mapping[str, object]
+) -> str:
     match step_state(step, variables):
         case StepState.DONE:
             return "done (do not judge)"
@@ -173,7 +175,9 @@ def _mark(step: Step, current: Step | None, variables: Mapping[str, object]) -> 
             return "CURRENT" if current is not None and step.id == current.id else "upcoming"
 
 
-def _checklist(steps: list[Step], current: Step | None, variables: Mapping[str, object]) -> str:
+def _checklist(
+    steps: list[ProcedureStep], current: ProcedureStep | None, variables: Mapping[str, object]
+) -> str:
     lines = ["Procedure (in order):"]
     for step in steps:
         auto = "" if step.kind is CompletionKind.JUDGE else "; completes automatically"

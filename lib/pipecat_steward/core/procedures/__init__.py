@@ -70,7 +70,7 @@ from pipecat_steward.core.procedures.state import (
     step_state,
 )
 from pipecat_steward.core.procedures.status import procedure_status
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
     "CURRENT_STEP",
@@ -95,7 +95,7 @@ __all__ = [
     "ScannedPrompt",
     "ScopeSource",
     "Severity",
-    "Step",
+    "ProcedureStep",
     "StepRef",
     "StepSettings",
     "StepState",

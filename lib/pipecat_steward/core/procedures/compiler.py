@@ -29,7 +29,12 @@ from pipecat_steward.core.procedures.model import (
     StepSettings,
     load_procedure_config,
 )
-from pipecat_steward.core.procedures.steps import Step, block_guidance, build_step, humanize
+from pipecat_steward.core.procedures.steps import (
+    ProcedureStep,
+    block_guidance,
+    build_step,
+    humanize,
+)
 from pipecat_steward.exceptions import ConfigError
 
 __all__ = [
@@ -92,12 +97,12 @@ class CompiledProcedures:
 
     scopes: Mapping[str, CompiledScope]
     checklists: Mapping[str, Checklist]
-    steps: Mapping[str, Step]
+    steps: Mapping[str, ProcedureStep]
     gates: Mapping[str, ProcedureGate]
     ancestors: Mapping[str, tuple[str, ...]]
     issues: tuple[Issue, ...] = ()
 
-    def checklist_steps(self, key: str) -> tuple[Step, ...]:
+    def checklist_steps(self, key: str) -> tuple[ProcedureStep, ...]:
         """The steps of a checklist in document order."""
         return tuple(self.steps[s] for s in self.checklists[key].steps)
 
@@ -105,7 +110,7 @@ class CompiledProcedures:
 @dataclass(slots=True)
 class _Build:
     issues: list[Issue] = field(default_factory=lambda: [])
-    steps: dict[str, Step] = field(default_factory=lambda: {})
+    steps: dict[str, ProcedureStep] = field(default_factory=lambda: {})
     groups: dict[str, tuple[str, str]] = field(default_factory=lambda: {})  # name → scope, path
     order: dict[str, list[str]] = field(default_factory=lambda: {})  # checklist → step ids
     raw_requires: dict[str, tuple[str, ...] | None] = field(default_factory=lambda: {})
@@ -254,7 +259,7 @@ def _add_group_applies(build: _Build, cfg: ProcedureConfig, step_id: str) -> Non
         build.steps[step_id] = _replace_applies(step, applies)
 
 
-def _replace_applies(step: Step, applies: tuple[Expression, ...]) -> Step:
+def _replace_applies(step: ProcedureStep, applies: tuple[Expression, ...]) -> ProcedureStep:
     return replace(step, applies=applies)
 
 

@@ -29,7 +29,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = [
@@ -51,7 +51,7 @@ def sync_current(procs: CompiledProcedures, state: ProcedureState, writer: Write
     writer.set(CURRENT_STEP, step.id if step else None)
 
 
-def _armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[Step]:
+def _armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[ProcedureStep]:
     return [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
 
 
@@ -80,7 +80,7 @@ def settle_variables(
         sync_current(procs, state, writer)
 
 
-def _reads(step: Step) -> frozenset[str]:
+def _reads(step: ProcedureStep) -> frozenset[str]:
     """The names a variable step's state depends on: its condition and its applicability.
 
     A step whose evidence arrived while it did not apply completes when it starts to apply.
@@ -126,7 +126,7 @@ class ToolResultUpdate:
     note: str | None = None
 
 
-def _matches(step: Step, tool: str, component: str | None) -> bool:
+def _matches(step: ProcedureStep, tool: str, component: str | None) -> bool:
     if step.kind is not CompletionKind.TOOL:
         return False
     return (step.tool is None or step.tool == tool) and (
@@ -148,7 +148,7 @@ def _tool_steps(
     variables: Mapping[str, object],
     tool: str,
     component: str | None,
-) -> list[Step]:
+) -> list[ProcedureStep]:
     return [
         s
         for s in _armed_steps(procs, state)
@@ -224,8 +224,11 @@ _RECEIPT_KEYS = frozenset(
 def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> ProcedureState:
     """Remember a short summary of an irreversible step's completing result."""
     data = result_mapping(result) or {}
-    parts = [f"{k}={v}" for k, v in data.items()
-             if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))]
+    parts = [
+        f"{k}={v}"
+        for k, v in data.items()
+        if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))
+    ]
     summary = ", ".join(parts)[:200] or str(result)[:120]
     kept = tuple(r for r in state.receipts if r[0] != step_id)
     return replace(state, receipts=(*kept, (step_id, summary)))
@@ -262,7 +265,10 @@ def result_guidance(
 
 
 def _empty_note(
-    procs: CompiledProcedures, state: ProcedureState, step: Step | None, call_id: str | None
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    step: ProcedureStep | None,
+    call_id: str | None,
 ) -> tuple[ProcedureState, str | None]:
     if step is None:
         return state, None

@@ -17,7 +17,7 @@ from typing import Literal, cast
 from pipecat_steward.core.expressions import Expression
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.procedures.compiler import Checklist, CompiledProcedures
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.variables import JsonValue, VariableChange
 
 __all__ = [
@@ -213,12 +213,12 @@ def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
     return value is None or truthy(value)
 
 
-def applies(step: Step, variables: Mapping[str, object]) -> bool:
+def applies(step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Whether the step's code conditions (group's and step's) hold; unknown means it applies."""
     return all(holds(c, variables) for c in step.applies)
 
 
-def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
+def step_state(step: ProcedureStep, variables: Mapping[str, object]) -> StepState:
     """Done, not applicable (judged ``proc_<id>_na`` or a code condition false) or open."""
     if variables.get(done_name(step.id)) is True:
         return StepState.DONE
@@ -227,7 +227,7 @@ def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
     return StepState.OPEN
 
 
-def ready(procs: CompiledProcedures, step: Step, variables: Mapping[str, object]) -> bool:
+def ready(procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Open, with every prerequisite done or not applicable."""
     if step_state(step, variables) is not StepState.OPEN:
         return False
@@ -249,7 +249,7 @@ def _conditional_active(checklist: Checklist, variables: Mapping[str, object]) -
 
 def current_step(
     procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> Step | None:
+) -> ProcedureStep | None:
     """The next ready step: an active conditional group first, then armed order."""
     keys = armed_checklists(procs, state)
     conditional = [k for k in keys if _conditional_active(procs.checklists[k], variables)]
