@@ -38,7 +38,7 @@ from pipecat_steward.cli._slm_agent import agent_stage
 from pipecat_steward.core.procedures import MAIN, ScopeSource, compile_procedures
 from pipecat_steward.core.procedures.derive import (
     DERIVE_SCHEMA,
-    Discarded,
+    DiscardedSetting,
     merge_sidecar,
     parse_proposal,
     sidecar_entries,
@@ -87,7 +87,7 @@ class Derived:
     prompt: str
     entries: tuple[dict[str, Any], ...]
     new_steps: tuple[str, ...]
-    discarded: tuple[Discarded, ...]
+    discarded: tuple[DiscardedSetting, ...]
     renamed: tuple[Rename, ...]
     refusals: tuple[str, ...]
     checklist: str
@@ -222,7 +222,7 @@ class _Accepted:
     prompt: str
     entries: tuple[dict[str, Any], ...]
     new_steps: tuple[str, ...]
-    discarded: tuple[Discarded, ...]
+    discarded: tuple[DiscardedSetting, ...]
     renamed: tuple[Rename, ...]
     text: str
 

@@ -21,7 +21,7 @@ from pipecat_steward.core.procedures.model import StepSettings
 
 __all__ = [
     "DERIVE_SCHEMA",
-    "Discarded",
+    "DiscardedSetting",
     "Proposal",
     "derive_request",
     "merge_sidecar",
@@ -86,7 +86,7 @@ class Proposal:
 
 
 @dataclass(frozen=True, slots=True)
-class Discarded:
+class DiscardedSetting:
     """A proposed setting that was not kept, and why."""
 
     step: str
@@ -119,7 +119,7 @@ def sidecar_entries(
     *,
     new_steps: Collection[str],
     existing: Collection[str],
-) -> tuple[tuple[dict[str, Any], ...], tuple[Discarded, ...]]:
+) -> tuple[tuple[dict[str, Any], ...], tuple[DiscardedSetting, ...]]:
     """Keep the valid settings of steps the model added; say why each other one was dropped.
 
     Args:
@@ -128,14 +128,14 @@ def sidecar_entries(
         existing: Ids the author already has (blocks and sidecar entries).
     """
     kept: dict[str, dict[str, Any]] = {}
-    dropped: list[Discarded] = []
+    dropped: list[DiscardedSetting] = []
     for entry in proposed:
         step = str(entry.get("id"))
         reason = _reject(entry, step, new_steps, existing, kept)
         if reason is None:
             kept[step] = dict(entry)
         else:
-            dropped.append(Discarded(step, reason))
+            dropped.append(DiscardedSetting(step, reason))
     return tuple(kept.values()), tuple(dropped)
 
 
