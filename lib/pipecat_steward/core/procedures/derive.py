@@ -22,7 +22,7 @@ from pipecat_steward.core.procedures.model import StepSettings
 __all__ = [
     "DERIVE_SCHEMA",
     "DiscardedSetting",
-    "Proposal",
+    "DerivedProposal",
     "derive_request",
     "merge_sidecar",
     "parse_proposal",
@@ -78,7 +78,7 @@ _FIELDS = {"tool": "tool", "variable": "expr", "judge": "prompt", "code": "expr"
 
 
 @dataclass(frozen=True, slots=True)
-class Proposal:
+class DerivedProposal:
     """The model's answer: the woven prompt and raw sidecar entries (nulls dropped)."""
 
     prompt: str
@@ -93,10 +93,10 @@ class DiscardedSetting:
     reason: str
 
 
-def parse_proposal(value: Mapping[str, Any]) -> Proposal:
+def parse_proposal(value: Mapping[str, Any]) -> DerivedProposal:
     """Read a schema-valid answer into a :class:`Proposal`."""
     rows = cast(Sequence[Mapping[str, Any]], value.get("steps") or ())
-    return Proposal(str(value["prompt"]), tuple(_entry(row) for row in rows))
+    return DerivedProposal(str(value["prompt"]), tuple(_entry(row) for row in rows))
 
 
 def _entry(row: Mapping[str, Any]) -> dict[str, Any]:
