@@ -94,7 +94,7 @@ class DiscardedSetting:
 
 
 def parse_proposal(value: Mapping[str, Any]) -> DerivedProposal:
-    """Read a schema-valid answer into a :class:`Proposal`."""
+    """Read a schema-valid answer into a :class:`DerivedProposal`."""
     rows = cast(Sequence[Mapping[str, Any]], value.get("steps") or ())
     return DerivedProposal(str(value["prompt"]), tuple(_entry(row) for row in rows))
 
