@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipecat_steward.cli.main import main
-from pipecat_steward.core.procedures import IssueCode, ScopeSource, Severity
+from pipecat_steward.core.procedures import IssueCode, IssueSeverity, ScopeSource
 from pipecat_steward.core.procedures.validate import validate_procedures
 from pipecat_steward.core.variables import VariableSpec
 
@@ -93,7 +93,7 @@ def test_the_publish_severities_cover_every_code_the_issue_names() -> None:
               IssueCode.LINKED_WRITE, IssueCode.DUPLICATE_GROUP}  # fmt: skip
     warnings = {IssueCode.EMPTY_PROCEDURE, IssueCode.NO_LOGIC_SLM, IssueCode.UNKNOWN_REFERENCE}
     assert errors | warnings <= set(IssueCode)
-    assert Severity.ERROR.value == "error"
+    assert IssueSeverity.ERROR.value == "error"
 
 
 # --- steward validate ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import yaml
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import Severity
+from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.pipecat.steward import Steward
 
@@ -162,7 +162,7 @@ def test_validate_names_each_mistake_at_its_path(
     tmp_path: Path, bot: str, mutate: Mutate, path: str, loads_fail: bool
 ) -> None:
     folder = copy_bot(tmp_path, bot, mutate)
-    errors = [i for i in validate_agent(folder) if i.severity is Severity.ERROR]
+    errors = [i for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
     assert any(path in e.path for e in errors), [str(e) for e in errors]
     if loads_fail:
         with pytest.raises(ConfigError, match=path.replace("[", r"\[").replace("]", r"\]")):
@@ -180,7 +180,7 @@ def test_a_shape_error_does_not_hide_the_others(tmp_path: Path) -> None:
         d["flow"]["slots"][0]["source"] = "telepathy"
 
     folder = copy_bot(tmp_path, "clinic", many)
-    paths = [i.path for i in validate_agent(folder) if i.severity is Severity.ERROR]
+    paths = [i.path for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
     for expected in ("tools", "procedures.topic", "variables[0].type",
                      "procedure.steps[0].requires", "flow.slots[0].source"):  # fmt: skip
         assert expected in paths, paths

@@ -47,7 +47,7 @@ from pipecat_steward.core.procedures.gates import (
     prerequisite_titles,
     resolve_timeout,
 )
-from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.issues import Issue, IssueCode, IssueSeverity
 from pipecat_steward.core.procedures.jsonpath import parse_path, select
 from pipecat_steward.core.procedures.lifecycle import arm, disarm, enter_topic, start_session
 from pipecat_steward.core.procedures.model import (
@@ -94,7 +94,7 @@ __all__ = [
     "ProcedureUpdate",
     "ScannedPrompt",
     "ScopeSource",
-    "Severity",
+    "IssueSeverity",
     "ProcedureStep",
     "StepRef",
     "StepSettings",
