@@ -30,7 +30,7 @@ __all__ = [
     "MAX_MESSAGES",
     "MAX_OBSERVATIONS",
     "MAX_UTTERANCES",
-    "Evidence",
+    "EvidenceEntry",
     "EvidenceKind",
     "EvidenceLedger",
     "Speaker",
@@ -84,7 +84,7 @@ class EvidenceKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
+class EvidenceEntry:
     """One citable entry.
 
     Attributes:
@@ -113,9 +113,9 @@ class EvidenceLedger:
         excluded: Variable names never recorded (sensitive variables).
     """
 
-    utterances: tuple[Evidence, ...] = ()
-    observations: tuple[Evidence, ...] = ()
-    messages: tuple[Evidence, ...] = ()
+    utterances: tuple[EvidenceEntry, ...] = ()
+    observations: tuple[EvidenceEntry, ...] = ()
+    messages: tuple[EvidenceEntry, ...] = ()
     next_id: int = 1
     revision: int = 0
     excluded: frozenset[str] = frozenset()
@@ -136,11 +136,11 @@ class EvidenceLedger:
 
 def _entry(
     ledger: EvidenceLedger, kind: EvidenceKind, source: str, text: str, key: str, at: float
-) -> Evidence:
-    return Evidence(f"e{ledger.next_id}", kind, source, text[:_TEXT_LIMIT], key, at)
+) -> EvidenceEntry:
+    return EvidenceEntry(f"e{ledger.next_id}", kind, source, text[:_TEXT_LIMIT], key, at)
 
 
-def _bump(ledger: EvidenceLedger, **parts: tuple[Evidence, ...]) -> EvidenceLedger:
+def _bump(ledger: EvidenceLedger, **parts: tuple[EvidenceEntry, ...]) -> EvidenceLedger:
     return replace(ledger, next_id=ledger.next_id + 1, revision=ledger.revision + 1, **parts)
 
 
@@ -155,7 +155,7 @@ def add_utterance(
     return _bump(ledger, utterances=(*ledger.utterances, entry)[-MAX_UTTERANCES:])
 
 
-def _observe(ledger: EvidenceLedger, entry: Evidence) -> EvidenceLedger:
+def _observe(ledger: EvidenceLedger, entry: EvidenceEntry) -> EvidenceLedger:
     kept = tuple(e for e in ledger.observations if e.key != entry.key)
     return _bump(ledger, observations=(*kept, entry)[-MAX_OBSERVATIONS:])
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat_steward.core.monitor.evidence import Evidence, EvidenceKind, EvidenceLedger
+from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceKind, EvidenceLedger
 from pipecat_steward.core.monitor.policy import AssessReason
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
@@ -219,5 +219,5 @@ def _evidence(ledger: EvidenceLedger) -> str:
     return "\n\n".join(blocks) or "No evidence yet."
 
 
-def _line(entry: Evidence) -> str:
+def _line(entry: EvidenceEntry) -> str:
     return f"[{entry.id}] {entry.source}: {entry.text}"
