@@ -14,11 +14,11 @@ from pipecat_steward.core.procedures import (
     AwaitJudge,
     CompiledProcedures,
     ProcedureState,
+    ProcedureViolation,
     ScopeSource,
     ToolOutcome,
     Verdict,
     Veto,
-    Violation,
     apply_verdict,
     arm,
     classify_result,
@@ -252,7 +252,7 @@ def test_not_applicable_prerequisites_never_block() -> None:
 
 def test_a_violation_is_recorded_as_the_checklists_last_violation() -> None:
     u = start_session(JUDGED, {})
-    violation = Violation("premature_action", "pay", "asked for the card before greeting")
+    violation = ProcedureViolation("premature_action", "pay", "asked for the card before greeting")
     u = apply_verdict(JUDGED, u.state, u.variables, Verdict(violation=violation))
     status: Any = procedure_status(JUDGED, u.state, u.variables)
     assert status["procedures"][0]["last_violation"] == {

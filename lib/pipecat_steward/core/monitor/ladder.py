@@ -26,8 +26,8 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
+    ProcedureViolation,
     StepState,
-    Violation,
     ViolationKind,
     armed_checklists,
     current_step,
@@ -202,7 +202,7 @@ def _severity(procs: CompiledProcedures, step: ProcedureStep, kind: ViolationKin
 
 def on_finding(
     ladder: LadderState,
-    violation: Violation | None,
+    violation: ProcedureViolation | None,
     procs: CompiledProcedures,
     state: ProcedureState,
     variables: Mapping[str, object],

@@ -22,8 +22,8 @@ from pipecat_steward.core.monitor.request import VIOLATION_KINDS, AssessmentRequ
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.completion import Verdict
 from pipecat_steward.core.procedures.state import (
+    ProcedureViolation,
     StepState,
-    Violation,
     ViolationKind,
     ready,
     step_state,
@@ -230,10 +230,10 @@ def _not_applicable(
     )
 
 
-def _violation(parsed: RawVerdict, satisfied: tuple[str, ...]) -> Violation | None:
+def _violation(parsed: RawVerdict, satisfied: tuple[str, ...]) -> ProcedureViolation | None:
     if parsed.violation_kind == "none":
         return None
     if parsed.violation_step in satisfied:
         return None  # the verdict contradicts itself: the step is both done and violated
     kind = cast(ViolationKind, parsed.violation_kind)
-    return Violation(kind, parsed.violation_step, parsed.violation_detail)
+    return ProcedureViolation(kind, parsed.violation_step, parsed.violation_detail)

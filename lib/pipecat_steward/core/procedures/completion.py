@@ -19,8 +19,8 @@ from pipecat_steward.core.procedures.state import (
     BlockedTool,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureViolation,
     StepState,
-    Violation,
     Writer,
     armed_checklists,
     current_step,
@@ -202,7 +202,7 @@ def on_tool_result(
 
 def _out_of_order(
     procs: CompiledProcedures, step_id: str, variables: Mapping[str, object]
-) -> Violation | None:
+) -> ProcedureViolation | None:
     """A tool step completing while a prerequisite of any kind is still open: a violation."""
     skipped = [
         procs.steps[a]
@@ -213,7 +213,7 @@ def _out_of_order(
         return None
     names = ", ".join(s.title for s in skipped)
     detail = f"'{procs.steps[step_id].title}' was done before: {names}"
-    return Violation("skipped_step", step_id, detail)
+    return ProcedureViolation("skipped_step", step_id, detail)
 
 
 _RECEIPT_KEYS = frozenset(
@@ -343,7 +343,7 @@ class Verdict:
 
     satisfied: tuple[str, ...] = ()
     not_applicable: tuple[str, ...] = ()
-    violation: Violation | None = None
+    violation: ProcedureViolation | None = None
 
 
 def apply_verdict(
@@ -383,7 +383,7 @@ def apply_verdict(
 def _record_violation(
     procs: CompiledProcedures,
     state: ProcedureState,
-    violation: Violation | None,
+    violation: ProcedureViolation | None,
     variables: Mapping[str, object],
 ) -> ProcedureState:
     if violation is None:

@@ -26,7 +26,7 @@ __all__ = [
     "ProcedureState",
     "ProcedureUpdate",
     "StepState",
-    "Violation",
+    "ProcedureViolation",
     "ViolationKind",
     "Writer",
     "applies",
@@ -63,7 +63,7 @@ class StepState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Violation:
+class ProcedureViolation:
     """A monitor finding (recorded for the checklist; the monitor itself is issue 7)."""
 
     kind: ViolationKind
@@ -96,7 +96,7 @@ class ProcedureState:
     scopes: tuple[str, ...] = ()
     blocked: tuple[BlockedTool, ...] = ()
     empty_results: tuple[tuple[str, str], ...] = ()
-    violations: tuple[tuple[str, Violation], ...] = ()
+    violations: tuple[tuple[str, ProcedureViolation], ...] = ()
     visit: int = 0
     receipts: tuple[tuple[str, str], ...] = ()
 
@@ -104,7 +104,7 @@ class ProcedureState:
         """The summary of the result that completed ``step_id`` (irreversible steps)."""
         return next((r for s, r in self.receipts if s == step_id), None)
 
-    def last_violation(self, checklist: str) -> Violation | None:
+    def last_violation(self, checklist: str) -> ProcedureViolation | None:
         """The last violation recorded on ``checklist``."""
         return next((v for k, v in self.violations if k == checklist), None)
 
@@ -135,7 +135,7 @@ class ProcedureState:
             violations=tuple(
                 (
                     v["checklist"],
-                    Violation(cast(ViolationKind, v["kind"]), v.get("step"), v["detail"]),
+                    ProcedureViolation(cast(ViolationKind, v["kind"]), v.get("step"), v["detail"]),
                 )
                 for v in raw.get("violations", [])
             ),
