@@ -48,9 +48,9 @@ from pipecat_steward.core.procedures.weave import Rename, WeaveRefused, check_we
 from pipecat_steward.exceptions import ConfigError, SLMError, SLMOutputError
 from pipecat_steward.slm.client import SLMClient
 from pipecat_steward.slm.config import SLMStage
-from pipecat_steward.slm.ladder import resolve_stage
 from pipecat_steward.slm.manifests import load_builtin_table
 from pipecat_steward.slm.prompts import DEFAULT_PROMPTS, compose_system
+from pipecat_steward.slm.resolution import resolve_stage
 
 __all__ = [
     "BASE_URL_ENV",
