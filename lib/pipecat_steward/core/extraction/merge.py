@@ -1,4 +1,4 @@
-"""Write extraction results through the blackboard's merge rules (DESIGN §3).
+"""Write extraction results through the blackboard's merge rules (a settled value is never lost).
 
 - ``null`` never clobbers: a null field is simply not a proposal;
 - a linked or sensitive variable refuses the write, and a value that does not coerce to the

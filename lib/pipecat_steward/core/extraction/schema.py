@@ -1,4 +1,4 @@
-"""Which variables the extractor may propose, and the schema and prompt it sends (seed 001).
+"""Which variables the extractor may propose, and the schema and prompt it sends.
 
 Eligible: ``extraction: true`` variables plus the current step's ``expects``, each described,
 not sensitive and not linked. The schema is one object over them, every property typed

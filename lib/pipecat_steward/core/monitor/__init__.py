@@ -1,4 +1,6 @@
-"""The procedure monitor's policy (seed 001 "The runtime monitor"), pure: no clock, no IO.
+"""The procedure monitor's policy: a small model checks each bot turn against the checklist.
+
+Pure: no clock, no IO; the adapter supplies time and the model call.
 
 Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
 

@@ -1,4 +1,4 @@
-"""The evidence ledger: bounded session memory the adherence check cites by id (seed 001).
+"""The evidence ledger: bounded session memory the adherence check cites by id.
 
 Three bounded sections, each entry with an evidence id (``e17``) and a source label:
 

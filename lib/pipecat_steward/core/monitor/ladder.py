@@ -1,6 +1,6 @@
 """The correction ladder: from a checked finding to at most one correction, or none.
 
-Rules (seed 001 and its live-test fixes):
+Rules:
 
 - a violation needs the same ``(kind, step)`` on two consecutive checks (corroboration);
 - ``off_procedure`` is recorded, never corrected;

@@ -1,4 +1,4 @@
-"""Procedures (seed 001): the artifact, inline blocks, the compiler, state and tool gates. Pure.
+"""Procedures: the artifact, inline blocks, the compiler, state and tool gates. Pure.
 
 Typical use by an adapter::
 

@@ -3,7 +3,7 @@
 Every completion is a blackboard write (``proc_<id>_done = true`` and ``proc_current_step``),
 returned in a :class:`~.state.ProcedureUpdate`, so conditions and gates see it at once.
 Variable and tool steps complete with zero model calls the moment their evidence arrives;
-judge steps complete only through :func:`apply_verdict` (the monitor is issue 7).
+judge steps complete only through :func:`apply_verdict` (a verdict of the monitor).
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ def _resume_text(procs: CompiledProcedures, tool: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A judge verdict injected by the monitor (issue 7) or a test.
+    """A judge verdict injected by the monitor or a test.
 
     Attributes:
         satisfied: Judge steps the verdict found satisfied (with cited evidence).

@@ -1,4 +1,4 @@
-"""Whether a tool result is the success a tool step waits for (seed 001, ``result_path``).
+"""Whether a tool result is the success a tool step waits for (its ``result_path``).
 
 Generic success excludes the statuses that mean "not done yet" or "not done at all":
 ``authorization_required``, ``requires_action``, ``capture_started``, ``setup_required``,

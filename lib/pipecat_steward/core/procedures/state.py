@@ -64,7 +64,7 @@ class StepState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ProcedureViolation:
-    """A monitor finding (recorded for the checklist; the monitor itself is issue 7)."""
+    """A monitor finding, recorded for the checklist (the monitor lives in ``core/monitor``)."""
 
     kind: ViolationKind
     step: str | None

@@ -1,4 +1,4 @@
-"""The slot-filling DAG engine (seed 000 + seed 003), pure.
+"""The slot-filling DAG engine: slot statuses and merge rules that never lose an answer. Pure.
 
 Typical use by an adapter::
 

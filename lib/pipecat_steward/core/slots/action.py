@@ -52,7 +52,7 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Hint:
-    """An XML-tagged block of the instruction suffix (seed 000 §7a.4)."""
+    """An XML-tagged block of the instruction suffix."""
 
     tag: HintTag
     text: str
@@ -63,7 +63,7 @@ class Hint:
 
 @dataclass(frozen=True, slots=True)
 class DebugEntry:
-    """A structured log entry with a seed 000 §19.2 tag and the invocation counter ``n``."""
+    """A structured log entry: its tag (what happened) and the invocation counter ``n``."""
 
     tag: str
     n: int
@@ -84,7 +84,8 @@ class Action:
         hints: Extra instruction blocks for this phase.
         suffix: The whole instruction suffix: one phase block, never two.
         preempt: Skip the LLM; speak ``message`` (or ``response``) verbatim.
-        force_preempt: The preempt ignores the first-turn guard (§8.2).
+        force_preempt: The preempt ignores the first-turn guard (which otherwise lets the
+            LLM greet before the engine speaks for it).
         message: Text to speak when preempting.
         response: Rich response parts to deliver with a preempted message.
         calls: Tool calls to run first, in order.

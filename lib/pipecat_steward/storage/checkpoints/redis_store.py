@@ -1,4 +1,4 @@
-"""The Redis checkpoint store: one Redis for several bot workers (DESIGN §10).
+"""The Redis checkpoint store: one Redis shared by several bot workers.
 
 Uses the async client (``redis.asyncio``). A checkpoint is a hash at
 ``<prefix>:<tenant>:<agent>:<session>`` (parts percent-encoded, so ids may hold ``:`` or glob
