@@ -1,4 +1,4 @@
-"""An order-desk intent catalog (seed 004's examples) shared by the transaction tests."""
+"""An order-desk intent catalog (cancel, track, contest, bill) shared by the transaction tests."""
 
 from __future__ import annotations
 

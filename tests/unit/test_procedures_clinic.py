@@ -1,4 +1,4 @@
-"""bots/clinic through the procedure APIs: seed 001's appointments flow, gated payment."""
+"""bots/clinic through the procedure APIs: the clinic appointments flow, gated payment."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Seed 004 §6: routing precedence while a transaction collects, one test per table row and rule,
+"""Routing precedence while a transaction collects (a pending answer first, then an explicit
+cancel, an unambiguous new intent; a same-domain keyword never interrupts; ambiguity keeps the
+transaction), one test per rule and example,
 plus the latch's lifecycle (start, merge, interrupt, resume, cancel) and its JSON round trip."""
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def collecting(intent: str, **args: object) -> TransactionState:
     return start(CAT, TransactionState(), intent, args, at=AT)  # type: ignore[arg-type]
 
 
-# --- the §6 table, row by row -----------------------------------------------------------------
+# --- the routing examples, one by one ----------------------------------------------------------
 
 
 def test_row1_bare_order_id_fills_the_pending_parameter() -> None:

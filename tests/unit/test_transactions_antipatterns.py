@@ -1,4 +1,5 @@
-"""Seed 004 §11: each anti-pattern has a test that fails if it is reintroduced."""
+"""Transaction anti-patterns (rebuilding from the latest message, a keyword interrupting a
+pending parameter, clearing the latch early …): each has a test that fails if it returns."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Pre-validation, deterministic confirmation, idempotent execution and crash replay (seed 004
-§4, §7, §8), plus the diagnosis of inconsistent restored states."""
+"""Pre-validation, deterministic confirmation, idempotent execution and crash replay, plus the
+diagnosis of inconsistent restored states."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Seed 000's worked examples (§13 happy path, §14 retries, §15 inline correction, §7a.7
-deferred readback) and seed 003's four turns, each played through the engine turn by turn."""
+"""The reservation worked examples (happy path, retries, inline correction, deferred readback)
+and the lead form's four turns, each played through the engine turn by turn."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def test_section_15_inline_correction_during_readback() -> None:
         readback.phase == "readback"
         and readback.directive == "Just to confirm — 4 guests. Is that correct?"
     )
-    # §4.3 fresh pending: the readback must be heard before it can be confirmed.
+    # Fresh pending values: the readback must be heard before it can be confirmed.
     assert not {"confirm_pending", "reject_pending", "set_num_guests"} & readback.visible_tools
 
     t3 = conv.turn("Actually, make it 6", calls(("set_num_guests", {"n": 6})))
