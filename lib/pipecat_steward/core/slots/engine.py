@@ -1,6 +1,6 @@
-"""``step``: one engine invocation per LLM inference (seed 000 §3 ``_run_slot_filling``).
+"""``step``: one engine invocation per LLM inference.
 
-The turn pipeline runs in the seed's order: gate, event pre-fill, state-change detection,
+The turn pipeline runs in this order: gate, event pre-fill, state-change detection,
 auto-promote and deferred routing, auto-deactivation, auto-confirm, declined
 inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
 the DAG decision. The first stage that settles the turn returns its action; the rest are
@@ -54,8 +54,8 @@ def step(
         user_text: The caller's final words when a turn starts; empty on re-invocations after
             tool results or preemptions.
         rng: Random source for the readback-transition prefix (first prefix when None).
-        event_data: External values for event-sourced slots (seed 000 §12.1).
-        channel: Delivery channel for channel-specific responses (§8a).
+        event_data: External values for event-sourced slots (e.g. telephony data).
+        channel: Delivery channel for channel-specific responses.
         first_turn: No assistant reply exists yet; only forced preempts may skip the LLM.
 
     Returns:
@@ -75,7 +75,7 @@ def step(
 
 
 def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
-    """§9.5: once complete or escalated, the engine changes nothing and hides its tools."""
+    """Terminal: once complete or escalated, the engine changes nothing and hides its tools."""
     return Action(phase="terminal", status=state.status, hidden_tools=flow.tool_names)
 
 
@@ -189,7 +189,7 @@ def _auto_confirm(turn: Turn, _: object) -> Draft | None:
 
 
 def _deflected(turn: Turn, _: object) -> None:
-    """A caller who evades the same question twice has declined it (seed 003)."""
+    """A caller who evades the same question twice has declined it."""
     state = turn.state
     if not (turn.user_text and state.last_asks and is_deflection(turn.user_text)):
         return None
