@@ -13,7 +13,7 @@ Verified against pipecat 1.14 (see `docs/providers.md` for the evidence per cell
 | per_inference_hook | yes      | no              | no          | no         |
 
 * Pipecat can put a non-interactive USER text on Nova's wire mid-session, but Nova documents
-  history only before audio starts (seed 001: Nova has no silent channel), so the steward treats
+  history only before audio starts (Nova has no silent channel), so the steward treats
   it as absent: corrections ride the next tool result instead.
 """
 

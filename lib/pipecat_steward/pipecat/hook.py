@@ -1,6 +1,6 @@
 """The before-inference hook: the engine runs at the LLM service on every inference.
 
-Only at the service is every inference seen (``notes/injector-probe.md``): the first one of a
+Only at the service is every inference seen: the first one of a
 caller turn arrives downstream from the user aggregator, the re-inference after a tool result
 upstream from the assistant aggregator. ``attach`` wraps a service instance's ``process_frame``;
 ``StewardLLMMixin`` does the same for a subclass. On each ``LLMContextFrame`` the engine runs;
