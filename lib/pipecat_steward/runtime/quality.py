@@ -1,4 +1,4 @@
-"""Conversation-quality rules the adapter applies on top of the engine (seed 003).
+"""Conversation-quality rules the adapter applies on top of the engine.
 
 The caller's question outranks the next slot: on a turn whose caller text asks something, a
 preempt that would speak a canned message instead becomes the LLM's directive, so the model

@@ -66,7 +66,7 @@ _log = logging.getLogger(__name__)
 _CONTAINED = ("tool_exception", "bad_result", "timeout")
 
 Judge = Callable[[AwaitJudge], Awaitable[Verdict | None]]
-"""Asked for a verdict when a gate waits on judge steps (the monitor, issue 7; or a test)."""
+"""Asked for a verdict when a gate waits on judge steps (the monitor, or a test)."""
 
 ConflictListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 """Told once, with the ``steward_conflict`` message, when another worker took the call over."""
@@ -482,7 +482,7 @@ class StewardSession:
         return out
 
     def take_payloads(self, action: Action) -> list[dict[str, Any]]:
-        """Rich response parts to deliver now (seed 000 §8a).
+        """Rich response parts (buttons, cards) to deliver now on the session's channel.
 
         A preempt's own parts, else those stashed for the LLM's reply; stashed parts go once.
         """

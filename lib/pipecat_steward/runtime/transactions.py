@@ -1,4 +1,4 @@
-"""``TransactionSession``: seed 004's multi-turn transactions driven through the same seam.
+"""``TransactionSession``: multi-turn transactions driven through the same seam.
 
 An agent with ``intents:`` in its agent.yaml gets this session instead of the plain one. The
 LLM sees the transaction vocabulary (``start_<intent>``, the active intent's setters,
@@ -92,7 +92,7 @@ def _utc_now() -> str:
 
 
 class TransactionSession(StewardSession):
-    """A session whose control flow is seed 004's transaction runtime."""
+    """A session whose control flow is the transaction runtime."""
 
     def __init__(
         self,
@@ -242,7 +242,7 @@ class TransactionSession(StewardSession):
         self._offer = dict(offer) if isinstance(offer, Mapping) else None
 
     def _sync_topic(self) -> None:
-        """Entering an intent arms its topic's procedure; leaving it disarms (DESIGN §5)."""
+        """Entering an intent arms its topic's procedure; leaving it disarms."""
         txn = self.tstate.active_transaction
         topic = txn.intent if txn is not None else None
         if self.supervisor is None or topic == self._topic:
