@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("lib", "docs", "bots", "scripts", "README.md")
 TEXT_SUFFIXES = {"", ".py", ".md", ".yaml", ".yml", ".json", ".toml", ".txt", ".j2", ".sh"}
-POINTER = re.compile(r"\b[Ss]eeds? 0\d\d\b|\b[Ii]ssue #?\d|\bDESIGN\b|§|\bnotes/")
+POINTER = re.compile(r"\b[Ss]eeds?[ -]0\d\d\b|\b[Ii]ssue #?\d|\bDESIGN\b|§|\bnotes/")
 
 
 def _files() -> list[Path]:
@@ -45,6 +45,7 @@ def _pointers(path: Path) -> list[str]:
     ("line", "points"),
     [
         ("rules of seed 003", True),
+        ("the seed-003 completion rule", True),
         ("(seed 000 §3)", True),
         ("Seed 004's examples", True),
         ("the monitor itself is issue 7", True),
