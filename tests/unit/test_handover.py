@@ -15,13 +15,21 @@ from pipecat_steward.runtime.session import StewardSession
 CONFIG: dict[str, Any] = {
     "handover": {"tool": "to_desk", "args": {"queue": "billing", "note": "{summary}"}},
     "slots": [
-        {"name": "account", "setter": "set_account", "ask": "Your account number?",
-         "validation": {"max_retries": 1, "on_exhaust": {
-             "say": "Let me put you through to billing.",
-             "response": [{"type": "transfer", "to": "billing"}, {"type": "end_session"}]}}},
+        {
+            "name": "account",
+            "setter": "set_account",
+            "ask": "Your account number?",
+            "validation": {
+                "max_retries": 1,
+                "on_exhaust": {
+                    "say": "Let me put you through to billing.",
+                    "response": [{"type": "transfer", "to": "billing"}, {"type": "end_session"}],
+                },
+            },
+        },
         {"name": "topic", "setter": "set_topic", "ask": "What is it about?"},
     ],
-}  # fmt: skip
+}
 
 
 class _Host:
@@ -58,8 +66,13 @@ def _session(seen: list[Handover]) -> StewardSession:
     def set_account(value: str) -> dict[str, Any]:
         return {"error": True, "error_code": "invalid"}
 
-    agent = Agent(name="desk", prompt="", flow=compile_flow(CONFIG),
-                  tools={"to_desk": to_desk, "set_account": set_account}, raw={})  # fmt: skip
+    agent = Agent(
+        name="desk",
+        prompt="",
+        flow=compile_flow(CONFIG),
+        tools={"to_desk": to_desk, "set_account": set_account},
+        raw={},
+    )
     session = StewardSession(agent, on_handover=seen.append)
     session.desk_calls = calls  # type: ignore[attr-defined]
     return session

@@ -28,8 +28,14 @@ PROCS, STATE, VARS = procs_and_state(verified=True)
 SKIP = ProcedureViolation("skipped_step", "confirm", "moved on without the read-back")
 
 
-def climb(ladder: LadderState, violation: ProcedureViolation | None, now: float = 0.0, procs=PROCS,
-          state=STATE, variables=VARS):  # fmt: skip
+def climb(
+    ladder: LadderState,
+    violation: ProcedureViolation | None,
+    now: float = 0.0,
+    procs=PROCS,
+    state=STATE,
+    variables=VARS,
+):
     return on_finding(ladder, violation, procs, state, variables, now)
 
 

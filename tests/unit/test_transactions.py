@@ -237,12 +237,22 @@ def test_from_json_rejects_garbage_with_a_state_error() -> None:
 
 def test_catalog_reports_every_problem_with_its_path() -> None:
     with pytest.raises(ConfigError) as info:
-        Catalog.of([IntentSpec("bad name", (), "", "Do {thing}?"), IntentSpec("x", ("a",), "t", "{a}"),
-                    IntentSpec("x", ("a",), "t", "{a}", setters={"set_b": ("b",)})])  # fmt: skip
+        Catalog.of(
+            [
+                IntentSpec("bad name", (), "", "Do {thing}?"),
+                IntentSpec("x", ("a",), "t", "{a}"),
+                IntentSpec("x", ("a",), "t", "{a}", setters={"set_b": ("b",)}),
+            ]
+        )
     text = str(info.value)
-    for part in ("intents[0].name", "intents[0].required", "intents[0].executor",
-                 "intents[0].confirmation: unknown field(s) thing", "intents[2].setters.set_b",
-                 "'x' is declared twice"):  # fmt: skip
+    for part in (
+        "intents[0].name",
+        "intents[0].required",
+        "intents[0].executor",
+        "intents[0].confirmation: unknown field(s) thing",
+        "intents[2].setters.set_b",
+        "'x' is declared twice",
+    ):
         assert part in text
     with pytest.raises(ConfigError, match="unknown intent 'nope'; known: "):
         CAT.intent("nope")

@@ -37,10 +37,34 @@ BOTS = Path(__file__).parents[2] / "bots"
 MUTANTS_PER_BOT = 140
 TIME_LIMIT_S = 20
 HOSTILE: list[object] = [
-    42, -1, 0, 3.5, True, None, "", "x", [], {}, [1, "a"], {"k": 1}, "{__class__}",
-    "{0}", "{value.__dict__}", "lambda v: v", "clock", "task:Nope", "a >", "x ==",
-    "user", "event", "announce", "escalate", "not a tool", "🍕" * 3, "{" * 3,
-]  # fmt: skip
+    42,
+    -1,
+    0,
+    3.5,
+    True,
+    None,
+    "",
+    "x",
+    [],
+    {},
+    [1, "a"],
+    {"k": 1},
+    "{__class__}",
+    "{0}",
+    "{value.__dict__}",
+    "lambda v: v",
+    "clock",
+    "task:Nope",
+    "a >",
+    "x ==",
+    "user",
+    "event",
+    "announce",
+    "escalate",
+    "not a tool",
+    "🍕" * 3,
+    "{" * 3,
+]
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 

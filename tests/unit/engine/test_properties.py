@@ -30,8 +30,13 @@ def flows(draw: st.DrawFn) -> dict[str, Any]:
     n = draw(st.integers(2, 7))
     slots: list[dict[str, Any]] = []
     for i in range(n):
-        slot: dict[str, Any] = {"name": f"s{i}", "setter": f"set_s{i}", "ask": f"Q{i}?",
-                                "requires_readback": draw(st.booleans()), "required": draw(st.booleans()) or i == 0}  # fmt: skip
+        slot: dict[str, Any] = {
+            "name": f"s{i}",
+            "setter": f"set_s{i}",
+            "ask": f"Q{i}?",
+            "requires_readback": draw(st.booleans()),
+            "required": draw(st.booleans()) or i == 0,
+        }
         if i and draw(st.booleans()):
             slot["requires"] = [f"s{draw(st.integers(0, i - 1))}"]
         if i > 1 and draw(st.integers(0, 4)) == 0:
@@ -41,9 +46,20 @@ def flows(draw: st.DrawFn) -> dict[str, Any]:
     for j in range(draw(st.integers(1, 3))):
         inputs = sorted(set(draw(st.lists(st.sampled_from([s["name"] for s in slots]), min_size=1, max_size=3))))
         slots.append({"name": f"out{j}", "source": f"task:T{j}"})
-        tasks.append({"name": f"T{j}", "tool": f"tool{j}", "inputs": inputs, "outputs": {"r": f"out{j}"},
-                      "readback_inputs": draw(st.booleans()), "terminal": j == 0 and draw(st.booleans()),
-                      "on_failure": {"max_retries": draw(st.integers(1, 3)), "clear_slots": inputs[:1] if draw(st.booleans()) else []}})  # fmt: skip
+        tasks.append(
+            {
+                "name": f"T{j}",
+                "tool": f"tool{j}",
+                "inputs": inputs,
+                "outputs": {"r": f"out{j}"},
+                "readback_inputs": draw(st.booleans()),
+                "terminal": j == 0 and draw(st.booleans()),
+                "on_failure": {
+                    "max_retries": draw(st.integers(1, 3)),
+                    "clear_slots": inputs[:1] if draw(st.booleans()) else [],
+                },
+            }
+        )
     return {"slots": slots, "tasks": tasks, "steer_back": {"soft_after": 2, "hard_after": 3, "escalate_after": 5}}
 
 

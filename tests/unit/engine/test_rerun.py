@@ -18,15 +18,27 @@ def _flow(rerun: bool, terminal: bool = False) -> dict[str, Any]:
             {**slot, "name": "city", "setter_field": "city", "required": True},
             {**slot, "name": "airline", "setter_field": "airline"},
             {"name": "results", "source": "task:Search"},
-            {**slot, "name": "pick", "setter": "set_pick", "requires": ["results"], "required": True},
+            {
+                **slot,
+                "name": "pick",
+                "setter": "set_pick",
+                "requires": ["results"],
+                "required": True,
+            },
             {**slot, "name": "seat", "setter": "set_seat", "requires": ["pick"], "required": True},
         ],
         "tasks": [
-            {"name": "Search", "tool": "search", "inputs": ["city", "airline"],
-             "requires": ["city"], "outputs": {"results": "results"},
-             "rerun_on_new_input": rerun, "terminal": terminal},
+            {
+                "name": "Search",
+                "tool": "search",
+                "inputs": ["city", "airline"],
+                "requires": ["city"],
+                "outputs": {"results": "results"},
+                "rerun_on_new_input": rerun,
+                "terminal": terminal,
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def _search(**args: Any) -> dict[str, Any]:
