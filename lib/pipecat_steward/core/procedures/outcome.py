@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import cast
 
 from pipecat_steward.core.procedures.jsonpath import is_nonempty, parse_path, select
+from pipecat_steward.core.words import word_set
 
 __all__ = ["NOT_SUCCESS_STATUSES", "ToolOutcome", "classify_result", "result_mapping"]
 
@@ -28,34 +29,10 @@ class ToolOutcome(StrEnum):
     FAILED = "failed"
 
 
-NOT_SUCCESS_STATUSES = frozenset(
-    {
-        "authorization_required",
-        "requires_action",
-        "capture_started",
-        "setup_required",
-        "consent_required",
-        "pending",
-        "in_progress",
-        "processing",
-        "queued",
-        "waiting",
-        "error",
-        "failed",
-        "failure",
-        "denied",
-        "rejected",
-        "refused",
-        "refusal",
-        "declined",
-        "cancelled",
-        "canceled",
-        "timeout",
-        "timed_out",
-        "not_found",
-        "blocked",
-        "vetoed",
-    }
+NOT_SUCCESS_STATUSES = word_set(
+    "authorization_required requires_action capture_started setup_required consent_required "
+    "pending in_progress processing queued waiting error failed failure denied rejected "
+    "refused refusal declined cancelled canceled timeout timed_out not_found blocked vetoed"
 )
 _ERROR_STATUSES = frozenset(
     {
