@@ -1,4 +1,4 @@
-"""Bella Notte's tools: setter validators (pure, seed 000 §6) and fake backend executors."""
+"""Bella Notte's tools: setter validators (pure: args in, value or errors out) and fake backends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lead capture's tools: setter validators for seed 003's lead form (pure) and the hand-over.
+"""Lead capture's tools: setter validators for the lead form (pure) and the hand-over.
 
 Each setter returns ``{"stored": True, "value": …}`` or ``{"error": True, "error_code": …}``.
 ``set_company_size`` given a headcount returns an inference (``inferred``) as well as the

@@ -1,4 +1,4 @@
-"""Order desk backends: plain functions. Executors honour the idempotency key (seed 004): a key
+"""Order desk backends: plain functions. Executors honour the idempotency key: a key
 they have already seen is a replay and returns the recorded outcome without acting again.
 
 The backend's ledger of effects lives in memory, or in the JSON file named by

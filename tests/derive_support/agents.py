@@ -95,8 +95,13 @@ def step(
     if applies_code or applies_llm:
         kind = "code" if applies_code else "llm"
         applies = {"kind": kind, "expr": applies_code, "prompt": applies_llm}
-    return {"id": step_id, "title": title, "complete_when": complete,
-            "irreversible": irreversible, "applies_when": applies}  # fmt: skip
+    return {
+        "id": step_id,
+        "title": title,
+        "complete_when": complete,
+        "irreversible": irreversible,
+        "applies_when": applies,
+    }
 
 
 def answer(prompt: str, *steps: dict[str, Any]) -> dict[str, Any]:

@@ -49,19 +49,23 @@ CARD = "4111 1111 1111 1111"
 SSN = "078-05-1120"
 PASSWORD = "Tr0ub4dor-Canary"
 CANARIES = {
-    "card": re.compile(r"4\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}"
-                       r"1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1"),
+    "card": re.compile(
+        r"4\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}"
+        r"1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1\D{0,3}1"
+    ),
     "ssn": re.compile(r"0\D{0,3}7\D{0,3}8\D{0,3}0\D{0,3}5\D{0,3}1\D{0,3}1\D{0,3}2\D{0,3}0"),
     "password": re.compile(r"tr0ub4dor", re.I),
-}  # fmt: skip
+}
 UNKNOWN_CARD = "5555 5555 5555 4444"  # Luhn-valid, never written by the host
 UNKNOWN_SSN = "219-09-9999"  # said before the host writes member_ssn
 UNKNOWN = {
-    "card": re.compile(r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}"
-                       r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}4\D{0,3}4\D{0,3}4\D{0,3}4"),
+    "card": re.compile(
+        r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}"
+        r"5\D{0,3}5\D{0,3}5\D{0,3}5\D{0,3}4\D{0,3}4\D{0,3}4\D{0,3}4"
+    ),
     "ssn": re.compile(r"2\D{0,3}1\D{0,3}9\D{0,3}0\D{0,3}9\D{0,3}9\D{0,3}9\D{0,3}9\D{0,3}9"),
     "capture": re.compile(r"blue giraffe", re.I),
-}  # fmt: skip
+}
 ECHO_TOOLS = '''
 
 def verify_member(ssn: str) -> dict[str, Any]:
@@ -157,24 +161,32 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
 
                 session = steward.session
                 session.host_write({"member_ssn": SSN})  # the host knows it: by value from now
-                await turn(f"Hi, it's Ada Lovelace, my social is {SSN.replace('-', ' ')}",
-                           Call("verify_member", {"ssn": SSN}),
-                           Say(f"Thanks Ada, your member record {SSN} is verified."))  # fmt: skip
+                await turn(
+                    f"Hi, it's Ada Lovelace, my social is {SSN.replace('-', ' ')}",
+                    Call("verify_member", {"ssn": SSN}),
+                    Say(f"Thanks Ada, your member record {SSN} is verified."),
+                )
                 session.host_write({"secure_capture_active": True})
                 await turn(CARD, Say("Got it."))  # never heard by an auxiliary model
                 session.host_write({"secure_capture_active": False})
-                await turn("Please keep that card on file",
-                           Call("store_card", {"card_number": CARD.replace(" ", "")}),
-                           Say(f"Your card {CARD} is stored and your copay has been charged."))  # fmt: skip
+                await turn(
+                    "Please keep that card on file",
+                    Call("store_card", {"card_number": CARD.replace(" ", "")}),
+                    Say(f"Your card {CARD} is stored and your copay has been charged."),
+                )
                 await turn("Did it work?", Say(f"Yes, card {CARD} was charged, the copay is paid."))
-                await turn(f"Also set my portal password to {PASSWORD}",
-                           Call("reset_portal", {"password": PASSWORD}),
-                           Say(f"Your password {PASSWORD} is set."))  # fmt: skip
+                await turn(
+                    f"Also set my portal password to {PASSWORD}",
+                    Call("reset_portal", {"password": PASSWORD}),
+                    Say(f"Your password {PASSWORD} is set."),
+                )
                 session.host_write({"portal_password": PASSWORD})
                 oracle.truth.add("ask_copay")  # the caller agrees now: the gate asks the judge
-                await turn("Yes, charge the $40 copay now",
-                           Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
-                           Say(f"Charged. Your member id {SSN} and password {PASSWORD} are on file."))  # fmt: skip
+                await turn(
+                    "Yes, charge the $40 copay now",
+                    Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
+                    Say(f"Charged. Your member id {SSN} and password {PASSWORD} are on file."),
+                )
                 await turn("Thanks, what's next?", Say("I'll send the visit summary."))
             await monitor.aclose()
         kinds = {r.kind for r in slm.requests}
@@ -247,17 +259,22 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
                     await extractor.drain()
 
                 session = steward.session
-                await turn(f"Hi it's Ada Lovelace, the number on my file is {UNKNOWN_SSN}",
-                           Say("Thanks Ada."))  # fmt: skip
-                await turn(f"Just charge {UNKNOWN_CARD} for the copay",
-                           Say("I can take the payment now."))  # fmt: skip
+                await turn(
+                    f"Hi it's Ada Lovelace, the number on my file is {UNKNOWN_SSN}",
+                    Say("Thanks Ada."),
+                )
+                await turn(
+                    f"Just charge {UNKNOWN_CARD} for the copay", Say("I can take the payment now.")
+                )
                 session.host_write({"secure_capture_active": True})
                 await turn("blue giraffe seventeen", Say("Got it."))
                 session.host_write({"secure_capture_active": False})
                 oracle.truth.add("ask_copay")
-                await turn("Yes, charge the $40 copay now",
-                           Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
-                           Say("Charged."))  # fmt: skip
+                await turn(
+                    "Yes, charge the $40 copay now",
+                    Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
+                    Say("Charged."),
+                )
                 session.host_write({"member_ssn": UNKNOWN_SSN})  # the host learns it only now
                 await turn("Thanks, what's next?", Say("I'll send the visit summary."))
             await monitor.aclose()
@@ -323,11 +340,21 @@ def test_steward_simulate_prints_no_secret(
     from pipecat_steward.cli.main import main
 
     scenario = tmp_path / "secrets.yaml"
-    scenario.write_text(yaml.safe_dump({"name": "secrets", "turns": [
-        {"user": "Hi, it's Ada Lovelace"},
-        {"user": CARD, "variables": {"secure_capture_active": True}},
-        {"user": f"just charge {UNKNOWN_CARD} instead", "variables": {"secure_capture_active": False}},
-    ]}))  # fmt: skip
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "secrets",
+                "turns": [
+                    {"user": "Hi, it's Ada Lovelace"},
+                    {"user": CARD, "variables": {"secure_capture_active": True}},
+                    {
+                        "user": f"just charge {UNKNOWN_CARD} instead",
+                        "variables": {"secure_capture_active": False},
+                    },
+                ],
+            }
+        )
+    )
     assert main(["simulate", *monitor, str(CLINIC), str(scenario)]) == 0
     out = capsys.readouterr().out
     assert "[2] caller: [secure capture: redacted]" in out

@@ -64,8 +64,12 @@ def test_sqlite_version_check_holds_across_processes(tmp_path: Path) -> None:
     spec = f"sqlite:{tmp_path / 'shared.db'}"
     seed = SQLiteCheckpointStore(tmp_path / "shared.db")
     asyncio.run(seed.save(ID, {"count": 0}, 0))
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, spec, "25"], stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, spec, "25"], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0]
     final = asyncio.run(seed.load(ID))

@@ -134,8 +134,13 @@ async def test_concurrent_read_modify_write_loses_no_update(make: Factory) -> No
 
 async def test_list_filters_by_tenant_and_agent_in_order(make: Factory) -> None:
     store = make()
-    ids = [Identity("t2", "a", "s1"), Identity("t1", "b", "s1"), Identity("t1", "a", "s2"),
-           Identity("t1", "a", "s1"), Identity("t:*[x]/%", "a b", "s:1")]  # fmt: skip
+    ids = [
+        Identity("t2", "a", "s1"),
+        Identity("t1", "b", "s1"),
+        Identity("t1", "a", "s2"),
+        Identity("t1", "a", "s1"),
+        Identity("t:*[x]/%", "a b", "s:1"),
+    ]
     for identity in ids:
         await store.save(identity, "x", 0)
     assert await store.list() == tuple(sorted(ids))

@@ -288,8 +288,21 @@ def test_the_cli_reports_a_bad_checkpoint_in_one_line(
         if name == "dropped table":
             with sqlite3.connect(backend.path) as db:
                 db.execute("DROP TABLE checkpoints")
-    args = [sys.executable, "-m", "pipecat_steward.cli.main", "simulate", "--direct", "--store", backend.spec,
-            "--tenant", "acme", "--session", "s", str(AGENT), str(HALVES / "part2.yaml")]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "simulate",
+        "--direct",
+        "--store",
+        backend.spec,
+        "--tenant",
+        "acme",
+        "--session",
+        "s",
+        str(AGENT),
+        str(HALVES / "part2.yaml"),
+    ]
     done = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("steward simulate: ") and done.stdout == ""

@@ -33,8 +33,20 @@ LATENCY = "0.01"
 
 
 def command(store: str, session: str) -> list[str]:
-    return [sys.executable, "-m", "pipecat_steward.cli.main", "simulate", "--direct", "--json",
-            "--store", store, "--session", session, str(AGENT), str(SCENARIO)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "simulate",
+        "--direct",
+        "--json",
+        "--store",
+        store,
+        "--session",
+        session,
+        str(AGENT),
+        str(SCENARIO),
+    ]
 
 
 def env(ledger: Path) -> dict[str, str]:
@@ -134,10 +146,12 @@ def crash_campaign(store: str, tmp_path: Path, seed: int) -> dict[str, int]:
 
 def report(capsys: pytest.CaptureFixture[str], backend: str, counts: dict[str, int]) -> None:
     with capsys.disabled():
-        print(f"\n[crash-resume {backend}] {counts['kills']} SIGKILLs over {counts['chains']} conversations; "
-              f"{counts['effects']} backend effects, none repeated; {counts['replays']} executor calls replayed "
-              "after a kill between call and checkpoint, answered from the backend's record; "
-              "every conversation ended as the uninterrupted run")  # fmt: skip
+        print(
+            f"\n[crash-resume {backend}] {counts['kills']} SIGKILLs over {counts['chains']} conversations; "
+            f"{counts['effects']} backend effects, none repeated; {counts['replays']} executor calls replayed "
+            "after a kill between call and checkpoint, answered from the backend's record; "
+            "every conversation ended as the uninterrupted run"
+        )
 
 
 def test_reference_run_matches_the_scenario(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from pipecat_steward.cli._agent_yaml import replace_sections
 from pipecat_steward.cli.derive import DeriveRefused, derive, derive_stage, write_derived
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import Severity, scan
+from pipecat_steward.core.procedures import IssueSeverity, scan
 from pipecat_steward.core.procedures.blocks import strip_markers
 from pipecat_steward.testing.scripted_slm import ScriptedSLM, SLMRequest
 
@@ -30,7 +30,7 @@ DRIFTED = answer(WOVEN.replace("try once more", "retry"), *GOOD["steps"])
 
 
 def _errors(folder: Path) -> list[str]:
-    return [str(i) for i in validate_agent(folder) if i.severity is Severity.ERROR]
+    return [str(i) for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
 
 
 async def test_clean_weave_dry_run_then_one_write(tmp_path: Path) -> None:
@@ -54,8 +54,10 @@ async def test_clean_weave_dry_run_then_one_write(tmp_path: Path) -> None:
     assert strip_markers(data["prompt"]) == PROSE
     assert after.startswith("# Harbor Dental: the author's own comment stays.\n")
     assert [e["id"] for e in data["procedure"]["steps"]] == [
-        "identify", "ask_payment", "take_payment"
-    ]  # fmt: skip
+        "identify",
+        "ask_payment",
+        "take_payment",
+    ]
     assert data["procedure"]["steps"][2]["irreversible"] is True
     assert _errors(folder) == []
 
@@ -202,8 +204,9 @@ async def test_sidecar_settings_for_unknown_or_invalid_steps_are_dropped(tmp_pat
     async with ScriptedSLM([proposal]) as slm:
         derived = await derive(folder, slm.stage())
     assert {d.step: d.reason.split(" ")[0] for d in derived.discarded} == {
-        "ghost": "names", "identify": "invalid"
-    }  # fmt: skip
+        "ghost": "names",
+        "identify": "invalid",
+    }
     assert [e["id"] for e in derived.entries] == ["take_payment"]
 
 

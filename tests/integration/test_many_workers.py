@@ -44,13 +44,20 @@ class Worker:
     """One worker process and the events it reported."""
 
     def __init__(self, name: str, url: str, ledger: Path, inbox: queue.Queue[Any]) -> None:
-        env = {**os.environ, "STEWARD_ORDER_DESK_LEDGER": str(ledger),
-               "STEWARD_ORDER_DESK_LATENCY": str(LATENCY)}  # fmt: skip
+        env = {
+            **os.environ,
+            "STEWARD_ORDER_DESK_LEDGER": str(ledger),
+            "STEWARD_ORDER_DESK_LATENCY": str(LATENCY),
+        }
         self.name, self.events = name, list[Event]()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.storage_support.worker", url],
-            cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         threading.Thread(target=self._read, args=(inbox,), daemon=True).start()
 
     def _read(self, inbox: queue.Queue[Any]) -> None:
@@ -91,8 +98,9 @@ class Dispatcher:
         self.workers: list[Worker] = []
 
     def start(self, n: int) -> list[Worker]:
-        started = [Worker(f"w{len(self.workers) + i}", self.url, self.ledger, self.inbox)
-                   for i in range(n)]  # fmt: skip
+        started = [
+            Worker(f"w{len(self.workers) + i}", self.url, self.ledger, self.inbox) for i in range(n)
+        ]
         self.workers += started
         ready = lambda w: any(e["event"] == "ready" for e in w.events)  # noqa: E731
         if not all(map(ready, started)):
@@ -147,9 +155,13 @@ def outcome(payload: dict[str, Any]) -> dict[str, Any]:
     """The business result of a finished call, free of identity-dependent keys."""
     txns = json.loads(payload["transactions"])
     last = txns["last_transaction"]
-    return {"turns_done": payload["turns_done"], "status": txns["transaction_status"],
-            "last": {k: last[k] for k in ("intent", "arguments", "status", "evidence")},
-            "sequence": txns["sequence"], "state": payload["state"]}  # fmt: skip
+    return {
+        "turns_done": payload["turns_done"],
+        "status": txns["transaction_status"],
+        "last": {k: last[k] for k in ("intent", "arguments", "status", "evidence")},
+        "sequence": txns["sequence"],
+        "state": payload["state"],
+    }
 
 
 def acts(d: Dispatcher, session: str) -> list[tuple[str, str]]:
@@ -190,8 +202,14 @@ def kill_round(d: Dispatcher, number: int, rng: random.Random) -> dict[str, int]
     for i, session in enumerate(sessions):
         d.assign((first, second, third)[i % 3], session)
     target = rng.randint(1, 2)
-    d.until(lambda w, e: w is first and e["event"] == "exec" and e["tool"] in IRREVERSIBLE
-            and sum(x.get("tool") in IRREVERSIBLE for x in first.events) >= target)  # fmt: skip
+    d.until(
+        lambda w, e: (
+            w is first
+            and e["event"] == "exec"
+            and e["tool"] in IRREVERSIBLE
+            and sum(x.get("tool") in IRREVERSIBLE for x in first.events) >= target
+        )
+    )
     time.sleep(rng.uniform(0, 1.5 * LATENCY))
     d.kill(first)
     mid_executor = in_executor(first)
@@ -199,8 +217,12 @@ def kill_round(d: Dispatcher, number: int, rng: random.Random) -> dict[str, int]
     for session in sorted(orphans):
         d.assign(second, session)
     turns = len([e for e in second.events if e["event"] == "turn"]) + rng.randint(2, 10)
-    d.until(lambda w, e: w is second
-            and (len([x for x in w.events if x["event"] == "turn"]) >= turns or not w.calls()))  # fmt: skip
+    d.until(
+        lambda w, e: (
+            w is second
+            and (len([x for x in w.events if x["event"] == "turn"]) >= turns or not w.calls())
+        )
+    )
     time.sleep(rng.uniform(0, LATENCY))
     d.kill(second)
     mid_executor += in_executor(second)
@@ -258,10 +280,12 @@ def test_workers_killed_mid_call_hand_every_call_to_another_worker(
         finally:
             d.close()
     with capsys.disabled():
-        print(f"\n[many-workers redis] {ROUNDS} rounds of 3 workers and {CALLS} calls: "
-              f"{totals['kills']} SIGKILLs ({totals['mid_executor']} inside an executor), "
-              f"{totals['resumed']} calls resumed on another worker; every call ended as the "
-              "uninterrupted run, no effect repeated, no key shared, no second writer")  # fmt: skip
+        print(
+            f"\n[many-workers redis] {ROUNDS} rounds of 3 workers and {CALLS} calls: "
+            f"{totals['kills']} SIGKILLs ({totals['mid_executor']} inside an executor), "
+            f"{totals['resumed']} calls resumed on another worker; every call ended as the "
+            "uninterrupted run, no effect repeated, no key shared, no second writer"
+        )
     assert totals["resumed"] >= ROUNDS and totals["mid_executor"] >= 1, totals
 
 
@@ -273,8 +297,11 @@ def test_a_frozen_worker_is_fenced_when_it_wakes(tmp_path: Path) -> None:
             zombie, taker = d.start(2)
             d.assign(zombie, "other")  # a call of the frozen worker nobody takes over
             d.assign(zombie, "z", pause=2)  # freezes once the cancellation awaits its "yes"
-            d.until(lambda w, e: w is zombie and e["event"] == "turn" and e["session"] == "z"
-                    and e["turn"] == 2)  # fmt: skip
+            d.until(
+                lambda w, e: (
+                    w is zombie and e["event"] == "turn" and e["session"] == "z" and e["turn"] == 2
+                )
+            )
             _, status = os.waitpid(zombie.proc.pid, os.WUNTRACED)
             assert os.WIFSTOPPED(status)
             frozen_at = stored(url, "z")["version"]

@@ -16,8 +16,11 @@ def test_the_state_size_measure_runs_on_a_real_redis() -> None:
     redis_binary()
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "measure_state_size"), "--sessions", "50"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = re.findall(
         r"^(\w+): largest checkpoint (\d+) B .* (\d+) B per session", done.stdout, re.M

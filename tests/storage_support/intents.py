@@ -1,4 +1,4 @@
-"""An order-desk intent catalog (seed 004's examples) shared by the transaction tests."""
+"""An order-desk intent catalog (cancel, track, contest, bill) shared by the transaction tests."""
 
 from __future__ import annotations
 
@@ -17,19 +17,42 @@ SCOPE = "acme/order_desk/s-1"
 def catalog() -> Catalog:
     return Catalog.of(
         [
-            IntentSpec(CANCEL, ("order_id",), "cancel_order", "Cancel order {order_id}?",
-                       pre_validation="check_cancellable", domain="retail_order",
-                       cues=("cancel", "cancellation")),
-            IntentSpec(TRACK, ("order_id",), "track_order", "Look up order {order_id}?",
-                       domain="retail_order", cues=("track", "where is", "status")),
-            IntentSpec(CONTEST, ("subject", "amount"), "contest_charge",
-                       "Contest the {subject} charge of {amount}?",
-                       setters={"set_contest_subject": ("subject",), "set_contest_amount": ("amount",)},
-                       domain="billing", cues=("contest", "dispute")),
-            IntentSpec(BILL, ("period",), "show_bill", "Show the bill for {period}?",
-                       domain="billing", cues=("bill", "statement")),
+            IntentSpec(
+                CANCEL,
+                ("order_id",),
+                "cancel_order",
+                "Cancel order {order_id}?",
+                pre_validation="check_cancellable",
+                domain="retail_order",
+                cues=("cancel", "cancellation"),
+            ),
+            IntentSpec(
+                TRACK,
+                ("order_id",),
+                "track_order",
+                "Look up order {order_id}?",
+                domain="retail_order",
+                cues=("track", "where is", "status"),
+            ),
+            IntentSpec(
+                CONTEST,
+                ("subject", "amount"),
+                "contest_charge",
+                "Contest the {subject} charge of {amount}?",
+                setters={"set_contest_subject": ("subject",), "set_contest_amount": ("amount",)},
+                domain="billing",
+                cues=("contest", "dispute"),
+            ),
+            IntentSpec(
+                BILL,
+                ("period",),
+                "show_bill",
+                "Show the bill for {period}?",
+                domain="billing",
+                cues=("bill", "statement"),
+            ),
         ]
-    )  # fmt: skip
+    )
 
 
 def turn(text: str, *calls: tuple[str, dict[str, Any]], **proposals: Any) -> TurnInputs:

@@ -44,8 +44,21 @@ def _ping(port: int) -> bool:
 def redis_server(folder: Path) -> Iterator[str]:
     """Run redis-server in ``folder`` until the block exits; yield its ``redis://`` URL."""
     port = free_port()
-    args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(folder), "--protected-mode", "yes"]  # fmt: skip
+    args = [
+        redis_binary(),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(folder),
+        "--protected-mode",
+        "yes",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10

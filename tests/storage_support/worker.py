@@ -83,13 +83,21 @@ async def drive(store: CheckpointStore, scenario: Scenario, session: str, pause:
     end = "done"
     try:
         await run_scenario_direct(
-            reporting(load_agent(AGENT), session), scenario,
-            on_turn=on_turn, checkpointer=checkpointer, on_conflict=on_conflict,
-        )  # fmt: skip
+            reporting(load_agent(AGENT), session),
+            scenario,
+            on_turn=on_turn,
+            checkpointer=checkpointer,
+            on_conflict=on_conflict,
+        )
     except asyncio.CancelledError:
         end = "stopped"
-    emit(end, session=session, writer=checkpointer.writer, version=checkpointer.version,
-         saves=checkpointer.saves)  # fmt: skip
+    emit(
+        end,
+        session=session,
+        writer=checkpointer.writer,
+        version=checkpointer.version,
+        saves=checkpointer.saves,
+    )
 
 
 async def serve(url: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pipecat_steward.testing.chaos import Conversation
+from pipecat_steward.testing.chaos import PlayedConversation
 from pipecat_steward.testing.chaos_actors import carries_content, is_plain_affirmation
 from pipecat_steward.testing.chaos_invariants import check
 from pipecat_steward.testing.chaos_surface import chaos_agent, surface_of
@@ -41,7 +41,7 @@ def slots(status: str = "filled", **values: Any) -> dict[str, Any]:
 
 
 def keys(*traces: dict[str, Any], **extra: Any) -> list[str]:
-    conversation = Conversation(Scenario(name="t", turns=[]), traces=list(traces), **extra)
+    conversation = PlayedConversation(Scenario(name="t", turns=[]), traces=list(traces), **extra)
     return [v.key for v in check(AGENT, conversation)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields, replace
 
-from pipecat_steward.core.procedures.state import ProcedureState, Violation
+from pipecat_steward.core.procedures.state import ProcedureState, ProcedureViolation
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 
@@ -24,7 +24,7 @@ def test_a_procedure_state_with_every_field_set_restores() -> None:
     full = replace(
         ProcedureState(),
         scopes=("main",),
-        violations=(("main", Violation("skipped_step", "pay", "done early")),),
+        violations=(("main", ProcedureViolation("skipped_step", "pay", "done early")),),
         visit=2,
         receipts=(("collect_payment", "receipt=r-1, amount=500"),),
     )

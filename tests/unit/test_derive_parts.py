@@ -41,18 +41,32 @@ def test_flat_rows_become_sparse_entries() -> None:
     value = {
         "prompt": "p",
         "steps": [
-            {"id": "a", "title": None, "irreversible": False, "applies_when": None,
-             "complete_when": {"kind": "tool", "tool": "pay", "expr": "x", "prompt": None}},
-            {"id": "b", "title": "B", "irreversible": True, "complete_when": None,
-             "applies_when": {"kind": "llm", "expr": None, "prompt": "Only for new patients."}},
+            {
+                "id": "a",
+                "title": None,
+                "irreversible": False,
+                "applies_when": None,
+                "complete_when": {"kind": "tool", "tool": "pay", "expr": "x", "prompt": None},
+            },
+            {
+                "id": "b",
+                "title": "B",
+                "irreversible": True,
+                "complete_when": None,
+                "applies_when": {"kind": "llm", "expr": None, "prompt": "Only for new patients."},
+            },
         ],
-    }  # fmt: skip
+    }
     proposal = parse_proposal(value)
     assert proposal.settings == (
         {"id": "a", "complete_when": {"kind": "tool", "tool": "pay"}},
-        {"id": "b", "title": "B", "applies_when": {"kind": "llm", "prompt": "Only for new patients."},
-         "irreversible": True},
-    )  # fmt: skip
+        {
+            "id": "b",
+            "title": "B",
+            "applies_when": {"kind": "llm", "prompt": "Only for new patients."},
+            "irreversible": True,
+        },
+    )
 
 
 def test_sidecar_keeps_only_valid_settings_of_new_steps() -> None:
@@ -82,9 +96,13 @@ def test_merge_appends_and_keeps_the_authors_entries() -> None:
 
 def test_request_carries_the_prompt_verbatim_and_the_refusal() -> None:
     text = derive_request(
-        "  odd  spacing\n\n", tools=["pay"], variables=[("x", "number", "")],
-        existing_steps=["one"], existing_groups=["g"], refusal="the prose changed at line 2",
-    )  # fmt: skip
+        "  odd  spacing\n\n",
+        tools=["pay"],
+        variables=[("x", "number", "")],
+        existing_steps=["one"],
+        existing_groups=["g"],
+        refusal="the prose changed at line 2",
+    )
     assert "<<<PROMPT\n  odd  spacing\n\nPROMPT>>>" in text
     assert "- x (number)\n" in text and "one, procedure g" in text
     assert "Your previous answer was refused: the prose changed at line 2." in text
@@ -95,8 +113,9 @@ def test_append_steps_keeps_comments_and_layout() -> None:
     assert out is not None
     assert "# keep me" in out and "# trailing" in out and out.startswith("# top comment\n")
     assert yaml.safe_load(out)["procedure"]["steps"] == [
-        {"id": "one", "title": "One"}, {"id": "two", "title": "Two"}
-    ]  # fmt: skip
+        {"id": "one", "title": "One"},
+        {"id": "two", "title": "Two"},
+    ]
 
 
 _TEXT = st.text(

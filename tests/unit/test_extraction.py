@@ -31,7 +31,7 @@ SPECS = (
     VariableSpec(name="copay_consent", type="boolean", description="Agreed to pay now."),
     VariableSpec(
         name="plan", type="enum", values=("basic", "pro"), extraction=True, description="Plan tier."
-    ),  # fmt: skip
+    ),
     VariableSpec(name="card_number", sensitive=True, description="Card."),
     VariableSpec(name="auth_status", extraction=True, linked=True, description="Set by host."),
     VariableSpec(name="notes", extraction=True),  # no description
@@ -42,7 +42,7 @@ FLOW = compile_flow(
             {"name": "date_of_birth", "setter": "set_dob", "hint": "Birth date"},
             {"name": "party_size", "setter": "set_size", "hint": "Guests"},
         ]
-    },  # fmt: skip
+    },
     [s.name for s in SPECS],
 )
 ELIGIBLE = eligible(SPECS)
@@ -104,11 +104,18 @@ def test_null_never_clobbers() -> None:
 
 def test_linked_and_sensitive_writes_are_refused_and_bad_types_too() -> None:
     specs = (*ELIGIBLE, SPECS[5], SPECS[6])
-    merged = merge_extraction(specs, FLOW, SessionState(),
-                              {"auth_status": "verified", "card_number": "4242", "plan": "gold"},
-                              build_context(["I'm verified, card 4242, gold plan"]))  # fmt: skip
-    assert dict(merged.refused) == {"auth_status": "linked", "card_number": "sensitive",
-                                    "plan": "not a enum"}  # fmt: skip
+    merged = merge_extraction(
+        specs,
+        FLOW,
+        SessionState(),
+        {"auth_status": "verified", "card_number": "4242", "plan": "gold"},
+        build_context(["I'm verified, card 4242, gold plan"]),
+    )
+    assert dict(merged.refused) == {
+        "auth_status": "linked",
+        "card_number": "sensitive",
+        "plan": "not a enum",
+    }
     assert "auth_status" not in merged.state.variables
 
 

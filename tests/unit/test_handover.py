@@ -9,19 +9,27 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Action, ToolCall, compile_flow
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.handover import Handover
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 CONFIG: dict[str, Any] = {
     "handover": {"tool": "to_desk", "args": {"queue": "billing", "note": "{summary}"}},
     "slots": [
-        {"name": "account", "setter": "set_account", "ask": "Your account number?",
-         "validation": {"max_retries": 1, "on_exhaust": {
-             "say": "Let me put you through to billing.",
-             "response": [{"type": "transfer", "to": "billing"}, {"type": "end_session"}]}}},
+        {
+            "name": "account",
+            "setter": "set_account",
+            "ask": "Your account number?",
+            "validation": {
+                "max_retries": 1,
+                "on_exhaust": {
+                    "say": "Let me put you through to billing.",
+                    "response": [{"type": "transfer", "to": "billing"}, {"type": "end_session"}],
+                },
+            },
+        },
         {"name": "topic", "setter": "set_topic", "ask": "What is it about?"},
     ],
-}  # fmt: skip
+}
 
 
 class _Host:
@@ -41,7 +49,7 @@ class _Host:
     async def deliver(self, action: Action) -> None:
         self.session.take_payloads(action)
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         return None
 
     async def end(self) -> None:
@@ -58,8 +66,13 @@ def _session(seen: list[Handover]) -> StewardSession:
     def set_account(value: str) -> dict[str, Any]:
         return {"error": True, "error_code": "invalid"}
 
-    agent = Agent(name="desk", prompt="", flow=compile_flow(CONFIG),
-                  tools={"to_desk": to_desk, "set_account": set_account}, raw={})  # fmt: skip
+    agent = Agent(
+        name="desk",
+        prompt="",
+        flow=compile_flow(CONFIG),
+        tools={"to_desk": to_desk, "set_account": set_account},
+        raw={},
+    )
     session = StewardSession(agent, on_handover=seen.append)
     session.desk_calls = calls  # type: ignore[attr-defined]
     return session

@@ -22,8 +22,16 @@ def test_a_client_without_a_ledger_meters_to_the_default_ledger(
 
 
 def event(session: str, agent: str, provider: str, model: str, tokens: tuple[int, int]) -> UsageEvent:
-    return UsageEvent(provider=provider, model=model, input_tokens=tokens[0], output_tokens=tokens[1],
-                      latency_ms=12.0, scope="adherence", agent_id=agent, session_id=session)  # fmt: skip
+    return UsageEvent(
+        provider=provider,
+        model=model,
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        latency_ms=12.0,
+        scope="adherence",
+        agent_id=agent,
+        session_id=session,
+    )
 
 
 def test_steward_report_prints_dollars_per_call_and_agent(

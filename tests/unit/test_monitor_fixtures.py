@@ -104,21 +104,30 @@ class Run:
         step = current_step(PROCS, self.state, self.variables)
         self.exchange = self.exchange.follow(step.id if step else None).heard(moment)
         ooo = out_of_order_tools(PROCS, self.state, self.variables, tuple(self.tools))
-        decision = decide_assessment(PROCS, self.state, self.variables, moment, text=text,
-                                     exchange=self.exchange, backed=bool(self.tools),
-                                     out_of_order=ooo)  # fmt: skip
+        decision = decide_assessment(
+            PROCS,
+            self.state,
+            self.variables,
+            moment,
+            text=text,
+            exchange=self.exchange,
+            backed=bool(self.tools),
+            out_of_order=ooo,
+        )
         if isinstance(decision, Assess):
             self._assess(decision)
 
     def _assess(self, decision: Assess) -> None:
-        request = build_request(PROCS, self.state, self.variables, self.ledger, decision.steps,
-                                decision.reason)  # fmt: skip
+        request = build_request(
+            PROCS, self.state, self.variables, self.ledger, decision.steps, decision.reason
+        )
         checked = check_verdict(self.verdicts.pop(0), request, PROCS, self.variables)
         assert isinstance(checked, Checked), checked
         update = apply_verdict(PROCS, self.state, self.variables, checked.verdict)
         self.state, self.variables = update.state, dict(update.variables)
-        self.ladder, outcome = on_finding(self.ladder, checked.verdict.violation, PROCS,
-                                          self.state, self.variables, self.now)  # fmt: skip
+        self.ladder, outcome = on_finding(
+            self.ladder, checked.verdict.violation, PROCS, self.state, self.variables, self.now
+        )
         self.log.append(f"{decision.reason.value} -> {_name(outcome)}")
         if isinstance(outcome, Deliver):
             self.delivered.append(outcome.correction)
@@ -140,8 +149,7 @@ PREMATURE = verdict(violation=("premature_action", "confirm_identity"))
 CHARGED = verdict(violation=("hallucination", "take_payment"))
 OFF = verdict(violation=("off_procedure", None))
 SKIPPED = verdict(violation=("skipped_step", "ask_copay"))
-AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment",
-            "headshot")  # fmt: skip
+AT_COPAY = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot")
 
 CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], int]] = {
     # The model looks the patient up with a guessed birth date before the read-back.
@@ -164,7 +172,7 @@ CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], i
             "judge_step -> observe (correction budget spent)",
         ],
         1,
-    ),  # fmt: skip
+    ),
     # Hallucinated progress: "your card has been charged" with no payment tool ever run.
     "hallucinated_payment": (
         [
@@ -180,7 +188,7 @@ CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], i
             "completion_claim -> deliver severe hallucination:take_payment",
         ],
         1,
-    ),  # fmt: skip
+    ),
     # The agent skips the copay question and talks about something else.
     "skipped_step": (
         [
@@ -201,7 +209,7 @@ CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], i
             *["judge_step -> observe (correction budget spent)"] * 3,
         ],
         1,
-    ),  # fmt: skip
+    ),
     # Off-procedure talk is recorded on every check and never corrected.
     "off_procedure": (
         [
@@ -214,7 +222,7 @@ CASES: dict[str, tuple[list[tuple[Any, ...]], list[dict[str, Any]], list[str], i
         [OFF, OFF, OFF],
         ["judge_step -> observe (off_procedure is recorded, never corrected)"] * 3,
         0,
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -239,8 +247,12 @@ def test_the_last_violation_is_recorded_for_the_checklist() -> None:
 def test_a_completed_judge_step_stops_the_checks() -> None:
     done = verdict(["ask_copay"], evidence=["e2"])
     run = Run([done])
-    for event in [("done", *AT_COPAY), ("agent", "Your copay is $40, pay now?"),
-                  ("caller", "Yes please"), ("agent", "Great.")]:  # fmt: skip
+    for event in [
+        ("done", *AT_COPAY),
+        ("agent", "Your copay is $40, pay now?"),
+        ("caller", "Yes please"),
+        ("agent", "Great."),
+    ]:
         run.play(event)
     assert run.variables[done_name("ask_copay")] is True
     assert run.log == ["judge_step -> clean"]

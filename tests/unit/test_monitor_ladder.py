@@ -21,15 +21,21 @@ from pipecat_steward.core.monitor import (
     played_out,
     take_due,
 )
-from pipecat_steward.core.procedures import Violation, done_name, enter_topic
+from pipecat_steward.core.procedures import ProcedureViolation, done_name, enter_topic
 from pipecat_steward.core.procedures.model import Severity
 
 PROCS, STATE, VARS = procs_and_state(verified=True)
-SKIP = Violation("skipped_step", "confirm", "moved on without the read-back")
+SKIP = ProcedureViolation("skipped_step", "confirm", "moved on without the read-back")
 
 
-def climb(ladder: LadderState, violation: Violation | None, now: float = 0.0, procs=PROCS,
-          state=STATE, variables=VARS):  # fmt: skip
+def climb(
+    ladder: LadderState,
+    violation: ProcedureViolation | None,
+    now: float = 0.0,
+    procs=PROCS,
+    state=STATE,
+    variables=VARS,
+):
     return on_finding(ladder, violation, procs, state, variables, now)
 
 
@@ -49,7 +55,7 @@ def test_a_clean_check_in_between_breaks_corroboration() -> None:
 
 
 def test_off_procedure_is_recorded_never_corrected() -> None:
-    off = Violation("off_procedure", None, "chatting about the weather")
+    off = ProcedureViolation("off_procedure", None, "chatting about the weather")
     ladder, _ = climb(LadderState(), off)
     _, outcome = climb(ladder, off)
     assert outcome == Observe("off_procedure is recorded, never corrected")
@@ -95,7 +101,7 @@ def test_delivery_rechecks_live_state_and_leaving_a_topic_invalidates() -> None:
 def test_a_hallucinated_completion_of_an_unfired_irreversible_step_is_severe() -> None:
     procs, state, variables = procs_and_state(verified=True)
     variables = {**variables, done_name("confirm"): True, done_name("lookup"): True}
-    claim = Violation("hallucination", "pay", "said the card was charged")
+    claim = ProcedureViolation("hallucination", "pay", "said the card was charged")
     ladder, _ = climb(LadderState(), claim, procs=procs, state=state, variables=variables)
     ladder, outcome = climb(ladder, claim, procs=procs, state=state, variables=variables)
     assert isinstance(outcome, Deliver) and outcome.correction.severity is Severity.SEVERE

@@ -84,8 +84,9 @@ def test_completion_claims_fire_the_drift_heuristic_unless_a_tool_backs_them() -
     claim = "Your appointment is on July 14th."  # a record claim without "completed"
     hit = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=claim)
     assert hit == Assess(AssessReason.COMPLETION_CLAIM, ())
-    backed = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=claim,
-                               backed=True)  # fmt: skip
+    backed = decide_assessment(
+        procs, state, variables, Moment.ASSISTANT_TEXT, text=claim, backed=True
+    )
     assert isinstance(backed, Skip)
     on_caller = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, text=claim)
     assert isinstance(on_caller, Skip)
@@ -106,8 +107,12 @@ def test_promises_never_on_a_question() -> None:
 
 def test_llm_applicability_is_a_requirement_and_at_most_three_are_asked() -> None:
     prompt = "".join(f"{{{{#step s{i}}}}}Step {i}.{{{{/step}}}}" for i in range(5))
-    sidecar = {"steps": [{"id": f"s{i}", "requires": [],
-                          "applies_when": {"kind": "llm", "prompt": f"case {i}"}} for i in range(5)]}  # fmt: skip
+    sidecar = {
+        "steps": [
+            {"id": f"s{i}", "requires": [], "applies_when": {"kind": "llm", "prompt": f"case {i}"}}
+            for i in range(5)
+        ]
+    }
     procs, state, variables = procs_and_state(prompt, sidecar)
     assert judge_requirements(procs, state, variables) == ("s0", "s1", "s2")
 
@@ -199,12 +204,21 @@ def verdict(
     unsatisfied: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A well-formed verdict (mirrors testing.scripted_slm.verdict, without importing pipecat)."""
-    rows = [{"step": s, "status": "satisfied", "evidence_ids": list(evidence), "missing": None}
-            for s in satisfied]  # fmt: skip
-    rows += [{"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
-             for s in unsatisfied]  # fmt: skip
+    rows = [
+        {"step": s, "status": "satisfied", "evidence_ids": list(evidence), "missing": None}
+        for s in satisfied
+    ]
+    rows += [
+        {"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
+        for s in unsatisfied
+    ]
     kind, step = violation or ("none", None)
-    return {"reasoning": "r", "current_step": None, "satisfied": list(satisfied),
-            "assessments": rows,
-            "violation": {"kind": kind, "step": step, "detail": None if kind == "none" else kind},
-            "not_applicable": list(not_applicable), "suggested_correction": None}  # fmt: skip
+    return {
+        "reasoning": "r",
+        "current_step": None,
+        "satisfied": list(satisfied),
+        "assessments": rows,
+        "violation": {"kind": kind, "step": step, "detail": None if kind == "none" else kind},
+        "not_applicable": list(not_applicable),
+        "suggested_correction": None,
+    }

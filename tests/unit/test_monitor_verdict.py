@@ -16,7 +16,7 @@ from pipecat_steward.core.monitor import (
     build_request,
     check_verdict,
 )
-from pipecat_steward.core.procedures import Violation
+from pipecat_steward.core.procedures import ProcedureViolation
 
 PROCS, STATE, VARS = procs_and_state(verified=True)
 LEDGER = add_utterance(add_utterance(EvidenceLedger(), "agent", "$40 — ok?"), "caller", "Yes")
@@ -80,4 +80,4 @@ def test_not_applicable_only_for_llm_conditions_and_violations_pass_through() ->
     result = check(verdict(not_applicable=["confirm"], violation=("off_procedure", None)))
     assert isinstance(result, Checked)
     assert result.verdict.not_applicable == ()
-    assert result.verdict.violation == Violation("off_procedure", None, "off_procedure")
+    assert result.verdict.violation == ProcedureViolation("off_procedure", None, "off_procedure")

@@ -10,8 +10,8 @@ import pytest
 
 from pipecat_steward.core.procedures import (
     CompletionKind,
+    ProcedureStep,
     ScopeSource,
-    Step,
     compile_procedures,
     scan,
 )
@@ -21,7 +21,7 @@ CASES: list[dict[str, Any]] = json.loads(
 )
 
 
-def completion(step: Step) -> str:
+def completion(step: ProcedureStep) -> str:
     if step.kind is CompletionKind.VARIABLE:
         return f"variable:{step.expr.source if step.expr else ''}"
     if step.kind is CompletionKind.JUDGE:
@@ -90,15 +90,20 @@ def test_duplicate_groups_across_scopes_first_wins_with_a_publish_error() -> Non
     procs = compile_procedures(
         [
             ScopeSource("main", "{{#procedure g}}{{#step a}}A.{{/step}}{{/procedure}}"),
-            ScopeSource("topic", "{{#procedure g}}{{#step b}}B.{{/step}}{{/procedure}}",
-                        prompt_path="procedures.topic.prompt"),
+            ScopeSource(
+                "topic",
+                "{{#procedure g}}{{#step b}}B.{{/step}}{{/procedure}}",
+                prompt_path="procedures.topic.prompt",
+            ),
         ]
-    )  # fmt: skip
+    )
     assert list(procs.steps) == ["a"]
     [issue] = procs.issues
     assert (issue.code, issue.severity, issue.path) == (
-        "duplicate_group", "error", "procedures.topic.prompt#procedure:g",
-    )  # fmt: skip
+        "duplicate_group",
+        "error",
+        "procedures.topic.prompt#procedure:g",
+    )
     with pytest.raises(Exception, match="already defined"):
         compile_procedures(
             [ScopeSource("main", "{{#procedure g}}{{/procedure}}{{#procedure g}}{{/procedure}}")],

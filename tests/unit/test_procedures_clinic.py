@@ -1,4 +1,4 @@
-"""bots/clinic through the procedure APIs: seed 001's appointments flow, gated payment."""
+"""bots/clinic through the procedure APIs: the clinic appointments flow, gated payment."""
 
 from __future__ import annotations
 
@@ -61,8 +61,11 @@ def through_headshot(procs: CompiledProcedures, **variables: Any) -> ProcedureUp
     variables.setdefault("copay_amount", 40)  # billing knows a small copay: no review applies
     u = verify(procs, session(procs, **variables))
     u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("confirm_identity",)))
-    for tool, result in (("find_patient", FOUND), ("show_appointment", CARD),
-                         ("attach_patient_headshot", {"status": "capture_started"})):  # fmt: skip
+    for tool, result in (
+        ("find_patient", FOUND),
+        ("show_appointment", CARD),
+        ("attach_patient_headshot", {"status": "capture_started"}),
+    ):
         u = on_tool_result(procs, u.state, u.variables, tool, result, call_id=tool).update
     return u
 
@@ -73,9 +76,14 @@ def test_just_charge_me_now_is_vetoed_with_the_recovery_guidance() -> None:
     decision = decide_gate(procs, u.state, u.variables, "collect_payment")
     assert isinstance(decision, Veto)
     assert [s.id for s in decision.open_steps] == [
-        "authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot",
-        "ask_copay", "review_copay",  # the copay is unknown yet, so its review applies
-    ]  # fmt: skip
+        "authenticate",
+        "confirm_identity",
+        "lookup_patient",
+        "confirm_appointment",
+        "headshot",
+        "ask_copay",
+        "review_copay",  # the copay is unknown yet, so its review applies
+    ]
     assert decision.next_step is not None and decision.next_step.id == "authenticate"
     assert decision.guidance is not None and decision.guidance.startswith(
         "Ask for the caller's full name and date of birth, then call authenticate_patient"

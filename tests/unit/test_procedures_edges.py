@@ -43,11 +43,18 @@ def compile_one(prompt: str, procedure: dict[str, Any] | None = None) -> Compile
 def clinic_ready_to_pay(**variables: Any) -> tuple[CompiledProcedures, Any]:
     procs = compile_one(CONFIG["prompt"], CONFIG["procedure"])
     u = start_session(procs, variables)
-    u = on_variables(procs, u.state, {**u.variables, "customer_auth_status": "verified"},
-                     ["customer_auth_status"])  # fmt: skip
+    u = on_variables(
+        procs,
+        u.state,
+        {**u.variables, "customer_auth_status": "verified"},
+        ["customer_auth_status"],
+    )
     u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("confirm_identity",)))
-    for tool, result in (("find_patient", FOUND), ("show_appointment", CARD),
-                         ("attach_patient_headshot", {"status": "capture_started"})):  # fmt: skip
+    for tool, result in (
+        ("find_patient", FOUND),
+        ("show_appointment", CARD),
+        ("attach_patient_headshot", {"status": "capture_started"}),
+    ):
         u = on_tool_result(procs, u.state, u.variables, tool, result, call_id=tool).update
     u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("ask_copay",)))
     return procs, u
@@ -56,12 +63,22 @@ def clinic_ready_to_pay(**variables: Any) -> tuple[CompiledProcedures, Any]:
 # --- unknown applicability means the step applies ----------------------------------------------
 
 UNKNOWN_CONDITIONS = [
-    "copay_amount > 100", "copay_amount >= 100.5", "not (copay_amount <= 100)",
-    "copay_amount < 0", "int(copay_amount) > 100", "copay_amount + fee > 100",
-    "tier in ['gold', 'vip']", "tier not in ['basic']", "copay_amount > 100 and tier == 'vip'",
-    "copay_amount > 100 or tier == 'vip'", "len(items) > 2", "account.balance > 0",
-    "lambda p: p['copay_amount'] > 100", "flagged", "not waived",
-]  # fmt: skip
+    "copay_amount > 100",
+    "copay_amount >= 100.5",
+    "not (copay_amount <= 100)",
+    "copay_amount < 0",
+    "int(copay_amount) > 100",
+    "copay_amount + fee > 100",
+    "tier in ['gold', 'vip']",
+    "tier not in ['basic']",
+    "copay_amount > 100 and tier == 'vip'",
+    "copay_amount > 100 or tier == 'vip'",
+    "len(items) > 2",
+    "account.balance > 0",
+    "lambda p: p['copay_amount'] > 100",
+    "flagged",
+    "not waived",
+]
 
 
 @pytest.mark.parametrize("expr", UNKNOWN_CONDITIONS)
@@ -69,12 +86,14 @@ def test_a_step_condition_over_missing_data_is_unknown_and_the_step_applies(expr
     procs = compile_one(
         "{{#step ask}}Ask.{{/step}}{{#step review}}Review with {{TOOL:review}}.{{/step}}"
         "{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
-        {"steps": [
-            {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
-            {"id": "review", "applies_when": {"kind": "code", "expr": expr}},
-            {"id": "pay", "irreversible": True},
-        ]},
-    )  # fmt: skip
+        {
+            "steps": [
+                {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+                {"id": "review", "applies_when": {"kind": "code", "expr": expr}},
+                {"id": "pay", "irreversible": True},
+            ]
+        },
+    )
     u = start_session(procs, {"asked": True})
     assert step_state(procs.steps["review"], u.variables) is StepState.OPEN
     decision = decide_gate(procs, u.state, u.variables, "pay")
@@ -86,9 +105,11 @@ def test_a_group_condition_over_missing_data_is_unknown_and_its_steps_apply(expr
     procs = compile_one(
         "{{#procedure review}}{{#step approve}}Approve with {{TOOL:approve}}.{{/step}}"
         "{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}{{/procedure}}",
-        {"groups": {"review": {"applies_when": {"kind": "code", "expr": expr}}},
-         "steps": [{"id": "pay", "irreversible": True}]},
-    )  # fmt: skip
+        {
+            "groups": {"review": {"applies_when": {"kind": "code", "expr": expr}}},
+            "steps": [{"id": "pay", "irreversible": True}],
+        },
+    )
     u = start_session(procs, {})
     assert step_state(procs.steps["approve"], u.variables) is StepState.OPEN
     assert u.variables["proc_current_step"] == "approve"
@@ -142,14 +163,22 @@ def test_a_completed_irreversible_step_vetoes_a_repeat_and_names_the_earlier_res
 def test_a_repeatable_irreversible_step_allows_its_tool_again(tool_result: object) -> None:
     procs = compile_one(
         "{{#step ask}}Ask.{{/step}}{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
-        {"steps": [{"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
-                   {"id": "pay", "irreversible": True, "repeatable": True}]},
-    )  # fmt: skip
+        {
+            "steps": [
+                {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+                {"id": "pay", "irreversible": True, "repeatable": True},
+            ]
+        },
+    )
     once = compile_one(
         "{{#step ask}}Ask.{{/step}}{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
-        {"steps": [{"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
-                   {"id": "pay", "irreversible": True}]},
-    )  # fmt: skip
+        {
+            "steps": [
+                {"id": "ask", "complete_when": {"kind": "variable", "expr": "asked == true"}},
+                {"id": "pay", "irreversible": True},
+            ]
+        },
+    )
     for compiled, repeat_allowed in ((procs, True), (once, False)):
         u = start_session(compiled, {"asked": True})
         u = on_tool_result(compiled, u.state, u.variables, "pay", tool_result).update
@@ -158,12 +187,21 @@ def test_a_repeatable_irreversible_step_allows_its_tool_again(tool_result: objec
 
 
 def test_leaving_and_re_entering_a_topic_re_arms_its_irreversible_step() -> None:
-    procs = compile_procedures([
-        ScopeSource("main", "Hello."),
-        ScopeSource("billing", "{{#step a}}A.{{/step}}{{#step pay}}{{TOOL:pay}}{{/step}}",
-                    {"steps": [{"id": "a", "complete_when": {"kind": "variable", "expr": "ok == true"}},
-                               {"id": "pay", "irreversible": True}]}),
-    ])  # fmt: skip
+    procs = compile_procedures(
+        [
+            ScopeSource("main", "Hello."),
+            ScopeSource(
+                "billing",
+                "{{#step a}}A.{{/step}}{{#step pay}}{{TOOL:pay}}{{/step}}",
+                {
+                    "steps": [
+                        {"id": "a", "complete_when": {"kind": "variable", "expr": "ok == true"}},
+                        {"id": "pay", "irreversible": True},
+                    ]
+                },
+            ),
+        ]
+    )
     u = enter_topic(procs, start_session(procs, {"ok": True}).state, {"ok": True}, "billing")
     u = on_tool_result(procs, u.state, u.variables, "pay", RECEIPT).update
     assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Veto)
@@ -200,9 +238,14 @@ def test_a_claim_is_backed_only_by_the_tool_that_completes_the_claimed_step(clai
     procs, u = clinic_ready_to_pay(copay_amount=40)
     after = on_tool_result(procs, u.state, u.variables, "send_visit_summary", {"status": "sent"}).update
     assert claim_backed(procs, after.state, after.variables, claim, ("send_visit_summary",)) is backed
-    decision = decide_assessment(procs, after.state, after.variables, Moment.ASSISTANT_TEXT, text=claim,
-                                 backed=claim_backed(procs, after.state, after.variables, claim,
-                                                     ("send_visit_summary",)))  # fmt: skip
+    decision = decide_assessment(
+        procs,
+        after.state,
+        after.variables,
+        Moment.ASSISTANT_TEXT,
+        text=claim,
+        backed=claim_backed(procs, after.state, after.variables, claim, ("send_visit_summary",)),
+    )
     assert isinstance(decision, Assess) is not backed
 
 

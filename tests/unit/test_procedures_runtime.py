@@ -14,11 +14,11 @@ from pipecat_steward.core.procedures import (
     AwaitJudge,
     CompiledProcedures,
     ProcedureState,
+    ProcedureViolation,
     ScopeSource,
     ToolOutcome,
     Verdict,
     Veto,
-    Violation,
     apply_verdict,
     arm,
     classify_result,
@@ -50,12 +50,14 @@ def compile_one(prompt: str, procedure: dict[str, Any] | None = None) -> Compile
 
 LINEAR = compile_one(
     "{{#step a}}Ask A.{{/step}}{{#step b}}Ask B.{{/step}}{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
-    {"steps": [
-        {"id": "a", "complete_when": {"kind": "variable", "expr": "x == 1"}},
-        {"id": "b", "complete_when": {"kind": "tool", "tool": "lookup"}},
-        {"id": "pay", "irreversible": True},
-    ]},
-)  # fmt: skip
+    {
+        "steps": [
+            {"id": "a", "complete_when": {"kind": "variable", "expr": "x == 1"}},
+            {"id": "b", "complete_when": {"kind": "tool", "tool": "lookup"}},
+            {"id": "pay", "irreversible": True},
+        ]
+    },
+)
 
 
 # --- arming, disarming, scopes -----------------------------------------------------------------
@@ -75,12 +77,23 @@ def test_arming_completes_variable_steps_whose_evidence_is_already_there() -> No
     assert u.completed == ("a",) and u.variables[CURRENT_STEP] == "b"
 
 
-TOPICS = compile_procedures([
-    ScopeSource("main", "{{#procedure intake}}{{#step name}}Ask the name.{{/step}}{{/procedure}}"),
-    ScopeSource("booking", "{{#step slot}}Pick a slot.{{/step}}\n{{PROCEDURE:intake}}",
-                prompt_path="procedures.booking.prompt"),
-    ScopeSource("billing", "{{#step card}}Take the card.{{/step}}", prompt_path="procedures.billing.prompt"),
-])  # fmt: skip
+TOPICS = compile_procedures(
+    [
+        ScopeSource(
+            "main", "{{#procedure intake}}{{#step name}}Ask the name.{{/step}}{{/procedure}}"
+        ),
+        ScopeSource(
+            "booking",
+            "{{#step slot}}Pick a slot.{{/step}}\n{{PROCEDURE:intake}}",
+            prompt_path="procedures.booking.prompt",
+        ),
+        ScopeSource(
+            "billing",
+            "{{#step card}}Take the card.{{/step}}",
+            prompt_path="procedures.billing.prompt",
+        ),
+    ]
+)
 
 
 def test_leaving_a_topic_clears_its_own_state_but_groups_keep_progress() -> None:
@@ -120,9 +133,13 @@ def test_a_group_arms_only_where_defined_or_referenced() -> None:
 def test_a_variable_write_completes_at_once_and_conditions_see_it() -> None:
     procs = compile_one(
         "{{#step a}}A.{{/step}}{{#step b}}B.{{/step}}",
-        {"steps": [{"id": "a", "complete_when": {"kind": "variable", "expr": "x == 1"}},
-                   {"id": "b", "complete_when": {"kind": "variable", "expr": "proc_a_done and y"}}]},
-    )  # fmt: skip
+        {
+            "steps": [
+                {"id": "a", "complete_when": {"kind": "variable", "expr": "x == 1"}},
+                {"id": "b", "complete_when": {"kind": "variable", "expr": "proc_a_done and y"}},
+            ]
+        },
+    )
     u = start_session(procs, {"y": True})
     u = on_variables(procs, u.state, {**u.variables, "x": 1}, ["x"])
     assert u.completed == ("a", "b")  # b read a's completion in the same write
@@ -208,8 +225,10 @@ def test_a_disabled_monitor_or_zero_budget_suppresses_guidance() -> None:
 
 def test_veto_guidance_is_normalised_and_cut_at_900_characters() -> None:
     long = "word   \n " * 400
-    procs = compile_one(f"{{{{#step a}}}}{long}{{{{/step}}}}{{{{#step pay}}}}{{{{TOOL:pay}}}}{{{{/step}}}}",
-                        {"steps": [{"id": "pay", "irreversible": True}]})  # fmt: skip
+    procs = compile_one(
+        f"{{{{#step a}}}}{long}{{{{/step}}}}{{{{#step pay}}}}{{{{TOOL:pay}}}}{{{{/step}}}}",
+        {"steps": [{"id": "pay", "irreversible": True}]},
+    )
     u = start_session(procs, {})
     veto = decide_gate(procs, u.state, u.variables, "pay")
     assert isinstance(veto, AwaitJudge)  # "a" is a judge over its body
@@ -223,11 +242,16 @@ def test_veto_guidance_is_normalised_and_cut_at_900_characters() -> None:
 JUDGED = compile_one(
     "{{#step greet}}Greet.{{/step}}{{#step hardship}}Offer the hardship plan.{{/step}}"
     "{{#step pay}}Pay with {{TOOL:pay}}.{{/step}}",
-    {"steps": [
-        {"id": "hardship", "applies_when": {"kind": "llm", "prompt": "The caller mentioned hardship."}},
-        {"id": "pay", "irreversible": True},
-    ]},
-)  # fmt: skip
+    {
+        "steps": [
+            {
+                "id": "hardship",
+                "applies_when": {"kind": "llm", "prompt": "The caller mentioned hardship."},
+            },
+            {"id": "pay", "irreversible": True},
+        ]
+    },
+)
 
 
 def test_a_verdict_naming_an_unknown_step_is_discarded_whole() -> None:
@@ -252,12 +276,14 @@ def test_not_applicable_prerequisites_never_block() -> None:
 
 def test_a_violation_is_recorded_as_the_checklists_last_violation() -> None:
     u = start_session(JUDGED, {})
-    violation = Violation("premature_action", "pay", "asked for the card before greeting")
+    violation = ProcedureViolation("premature_action", "pay", "asked for the card before greeting")
     u = apply_verdict(JUDGED, u.state, u.variables, Verdict(violation=violation))
     status: Any = procedure_status(JUDGED, u.state, u.variables)
     assert status["procedures"][0]["last_violation"] == {
-        "kind": "premature_action", "step": "pay", "detail": "asked for the card before greeting",
-    }  # fmt: skip
+        "kind": "premature_action",
+        "step": "pay",
+        "detail": "asked for the card before greeting",
+    }
     assert ProcedureState.from_dict(u.state.to_dict()) == u.state
 
 
@@ -284,11 +310,16 @@ def test_a_condition_that_cannot_be_evaluated_fails_open() -> None:
 
 
 def test_a_gate_binds_only_where_its_checklist_is_armed() -> None:
-    procs = compile_procedures([
-        ScopeSource("main", "Hello."),
-        ScopeSource("billing", "{{#step a}}A.{{/step}}{{#step pay}}{{TOOL:pay}}{{/step}}",
-                    {"steps": [{"id": "pay", "irreversible": True}]}),
-    ])  # fmt: skip
+    procs = compile_procedures(
+        [
+            ScopeSource("main", "Hello."),
+            ScopeSource(
+                "billing",
+                "{{#step a}}A.{{/step}}{{#step pay}}{{TOOL:pay}}{{/step}}",
+                {"steps": [{"id": "pay", "irreversible": True}]},
+            ),
+        ]
+    )
     u = start_session(procs, {})
     assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Allow)
     u = enter_topic(procs, u.state, u.variables, "billing")
@@ -344,9 +375,16 @@ def test_importing_procedures_loads_no_io_library() -> None:
 def test_a_step_completes_when_it_starts_to_apply_on_evidence_already_there(order: str) -> None:
     procs = compile_one(
         "{{#step a}}A.{{/step}}{{#step b}}B.{{/step}}",
-        {"steps": [{"id": "b", "complete_when": {"kind": "variable", "expr": "x == 1"},
-                    "applies_when": {"kind": "code", "expr": "branch == 2"}}]},
-    )  # fmt: skip
+        {
+            "steps": [
+                {
+                    "id": "b",
+                    "complete_when": {"kind": "variable", "expr": "x == 1"},
+                    "applies_when": {"kind": "code", "expr": "branch == 2"},
+                }
+            ]
+        },
+    )
     u = start_session(procs, {"branch": 0})
     writes = [("x", 1), ("branch", 2)] if order == "evidence_first" else [("branch", 2), ("x", 1)]
     variables = dict(u.variables)

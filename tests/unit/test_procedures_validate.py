@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipecat_steward.cli.main import main
-from pipecat_steward.core.procedures import IssueCode, ScopeSource, Severity
+from pipecat_steward.core.procedures import IssueCode, IssueSeverity, ScopeSource
 from pipecat_steward.core.procedures.validate import validate_procedures
 from pipecat_steward.core.variables import VariableSpec
 
@@ -72,7 +72,7 @@ def test_a_clean_procedure_has_no_issue() -> None:
         pytest.param(GATED, {"steps": [{"id": "ask", "complete_when": {"kind": "variable", "expr": "a ==="}}]}, {},
                      ("error", "invalid_config", "procedure"), id="expression does not parse"),
     ],
-)  # fmt: skip
+)
 def test_each_error_and_warning_names_its_path(
     prompt: str, procedure: dict[str, Any] | None, kwargs: dict[str, Any], expected: tuple[str, str, str]
 ) -> None:
@@ -88,12 +88,18 @@ def test_an_unparsable_expression_names_the_field() -> None:
 
 
 def test_the_publish_severities_cover_every_code_the_issue_names() -> None:
-    errors = {IssueCode.REQUIRES_CYCLE, IssueCode.UNKNOWN_STEP, IssueCode.UNKNOWN_TOOL,
-              IssueCode.JUDGE_WITH_MONITOR_DISABLED, IssueCode.EXTRACTION_WITHOUT_DESCRIPTION,
-              IssueCode.LINKED_WRITE, IssueCode.DUPLICATE_GROUP}  # fmt: skip
+    errors = {
+        IssueCode.REQUIRES_CYCLE,
+        IssueCode.UNKNOWN_STEP,
+        IssueCode.UNKNOWN_TOOL,
+        IssueCode.JUDGE_WITH_MONITOR_DISABLED,
+        IssueCode.EXTRACTION_WITHOUT_DESCRIPTION,
+        IssueCode.LINKED_WRITE,
+        IssueCode.DUPLICATE_GROUP,
+    }
     warnings = {IssueCode.EMPTY_PROCEDURE, IssueCode.NO_LOGIC_SLM, IssueCode.UNKNOWN_REFERENCE}
     assert errors | warnings <= set(IssueCode)
-    assert Severity.ERROR.value == "error"
+    assert IssueSeverity.ERROR.value == "error"
 
 
 # --- steward validate ---------------------------------------------------------------------------
@@ -114,15 +120,20 @@ def test_steward_validate_passes_the_clinic(capsys: pytest.CaptureFixture[str]) 
 def test_steward_validate_prints_every_issue_and_fails_on_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    agent = write_agent(tmp_path / "bad", {
-        "prompt": GATED + "{{PROCEDURE:nowhere}}",
-        "procedure": {"steps": [PAY]},
-        "procedures": {"billing": {"prompt": "{{#step ask}}Twice.{{/step}}"}},
-        "variables": [{"name": "dob", "extraction": True}, {"name": "auth", "linked": True}],
-        "tools": ["find_patient"],
-        "flow": {"slots": [{"name": "auth", "ask": "Verified?"}, {"name": "x", "requires": ["nope"]}]},
-        "aux": {"logic_slm": {"provider": "openai_compatible"}},
-    })  # fmt: skip
+    agent = write_agent(
+        tmp_path / "bad",
+        {
+            "prompt": GATED + "{{PROCEDURE:nowhere}}",
+            "procedure": {"steps": [PAY]},
+            "procedures": {"billing": {"prompt": "{{#step ask}}Twice.{{/step}}"}},
+            "variables": [{"name": "dob", "extraction": True}, {"name": "auth", "linked": True}],
+            "tools": ["find_patient"],
+            "flow": {
+                "slots": [{"name": "auth", "ask": "Verified?"}, {"name": "x", "requires": ["nope"]}]
+            },
+            "aux": {"logic_slm": {"provider": "openai_compatible"}},
+        },
+    )
     assert main(["validate", str(agent)]) == 1
     out = capsys.readouterr().out
     for expected in (
@@ -157,11 +168,15 @@ def test_a_closed_judge_prerequisite_without_a_logic_slm_fails_preflight(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, code: int
 ) -> None:
     pay = {**PAY, "irreversible_fail_mode": mode}
-    agent = write_agent(tmp_path / mode, {"prompt": GATED, "procedure": {"steps": [pay]},
-                                          "tools": ["collect_payment"]})  # fmt: skip
+    agent = write_agent(
+        tmp_path / mode,
+        {"prompt": GATED, "procedure": {"steps": [pay]}, "tools": ["collect_payment"]},
+    )
     (agent / "tools.py").write_text("def collect_payment(amount):\n    return {}\n")
     assert main(["validate", str(agent)]) == code
     out = capsys.readouterr().out
-    assert ("error: procedure.steps[0]: irreversible step 'pay' (fail mode closed) waits on "
-            "judge step(s) 'ask'" in out) is (mode == "closed")  # fmt: skip
+    assert (
+        "error: procedure.steps[0]: irreversible step 'pay' (fail mode closed) waits on "
+        "judge step(s) 'ask'" in out
+    ) is (mode == "closed")
     assert "warning: aux.logic_slm: no logic_slm stage resolves" in out

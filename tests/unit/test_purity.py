@@ -9,10 +9,34 @@ import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "lib" / "pipecat_steward" / "core"
-FORBIDDEN_MODULES = ("pipecat", "openai", "httpx", "boto3", "botocore", "google", "websockets",
-                     "aiohttp", "redis", "sqlite3", "asyncio")  # fmt: skip
-FORBIDDEN_IMPORTS = {"asyncio", "time", "random", "socket", "uuid", "secrets", "os", "subprocess",
-                     "threading", "sqlite3", "urllib", "http", "logging"}  # fmt: skip
+FORBIDDEN_MODULES = (
+    "pipecat",
+    "openai",
+    "httpx",
+    "boto3",
+    "botocore",
+    "google",
+    "websockets",
+    "aiohttp",
+    "redis",
+    "sqlite3",
+    "asyncio",
+)
+FORBIDDEN_IMPORTS = {
+    "asyncio",
+    "time",
+    "random",
+    "socket",
+    "uuid",
+    "secrets",
+    "os",
+    "subprocess",
+    "threading",
+    "sqlite3",
+    "urllib",
+    "http",
+    "logging",
+}
 CLOCK_CALLS = {"now", "today", "utcnow", "monotonic", "perf_counter", "time_ns"}
 
 

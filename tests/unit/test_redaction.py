@@ -50,8 +50,11 @@ def test_digits_inside_a_longer_number_are_not_a_match() -> None:
 
 
 def test_sensitive_variables_give_every_leaf_value() -> None:
-    specs = [VariableSpec(name="card", sensitive=True), VariableSpec(name="name"),
-             VariableSpec(name="ids", type="list", sensitive=True)]  # fmt: skip
+    specs = [
+        VariableSpec(name="card", sensitive=True),
+        VariableSpec(name="name"),
+        VariableSpec(name="ids", type="list", sensitive=True),
+    ]
     values = {"card": "4111111111111111", "name": "Ada", "ids": ["A-99812", {"x": 77123}], "flag": True}
     assert secret_values(specs, values) == {"4111111111111111", "A-99812", "77123"}
 
@@ -76,10 +79,21 @@ def test_a_sensitive_variable_marked_for_extraction_is_a_validation_error(
         VariableSpec(name="ssn", sensitive=True, extraction=True, description="The SSN.")
     folder = tmp_path / "bot"
     folder.mkdir()
-    (folder / "agent.yaml").write_text(yaml.safe_dump({
-        "prompt": "Hello.",
-        "variables": [{"name": "ssn", "sensitive": True, "extraction": True, "description": "The SSN."}],
-    }))  # fmt: skip
+    (folder / "agent.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "prompt": "Hello.",
+                "variables": [
+                    {
+                        "name": "ssn",
+                        "sensitive": True,
+                        "extraction": True,
+                        "description": "The SSN.",
+                    }
+                ],
+            }
+        )
+    )
     assert main(["validate", str(folder)]) == 1
     assert "variables[0]" in capsys.readouterr().out
 

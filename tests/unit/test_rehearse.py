@@ -107,7 +107,11 @@ def test_the_clinic_rehearses_with_its_monitor_and_extractor_attached():
 
 
 def test_the_kill_switch_rehearses_with_deterministic_gates_only():
-    env = {"OPENAI_API_KEY": "sk-dummy", "DEEPGRAM_API_KEY": "dg", "CARTESIA_API_KEY": "ca",
-           "STEWARD_MONITOR_ENABLED": "0"}  # fmt: skip
+    env = {
+        "OPENAI_API_KEY": "sk-dummy",
+        "DEEPGRAM_API_KEY": "dg",
+        "CARTESIA_API_KEY": "ca",
+        "STEWARD_MONITOR_ENABLED": "0",
+    }
     built = rehearse.build_rehearsal(BOTS / "clinic", _transport(), env)
     assert built.supervision is None and built.steward.session.judge is None

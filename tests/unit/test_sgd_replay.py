@@ -116,10 +116,21 @@ def _system(call: dict[str, str] | None = None, method: str = "FindThing") -> di
 TOY_SCHEMA = {
     "service_name": "Toy_1",
     "description": "A hand-made service",
-    "slots": [{"name": n, "description": n, "is_categorical": False, "possible_values": []} for n in ("city", "count")],
-    "intents": [{"name": "FindThing", "description": "", "is_transactional": False,
-                 "required_slots": ["city"], "optional_slots": {"count": "1"}, "result_slots": []}],
-}  # fmt: skip
+    "slots": [
+        {"name": n, "description": n, "is_categorical": False, "possible_values": []}
+        for n in ("city", "count")
+    ],
+    "intents": [
+        {
+            "name": "FindThing",
+            "description": "",
+            "is_transactional": False,
+            "required_slots": ["city"],
+            "optional_slots": {"count": "1"},
+            "result_slots": [],
+        }
+    ],
+}
 
 
 def _two_turns(second_call: dict[str, str]) -> dict[str, Any]:
@@ -184,8 +195,11 @@ def test_script_json_output_has_every_key() -> None:
     script = ROOT / "scripts" / "sgd_replay"
     done = subprocess.run(
         [sys.executable, str(script), "--split-dir", str(FIXTURE), "--json"],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     report = json.loads(done.stdout)
     assert set(KEYS) <= set(report)
     assert report["dialogues"] == 7 and report["joint_state_accuracy"] == 1.0
@@ -215,23 +229,47 @@ def _dialogue(*user_frames: tuple[str, dict[str, str], dict[str, str] | None]) -
 def _schema(slots: list[str], intents: list[str]) -> dict[str, Any]:
     return {
         **TOY_SCHEMA,
-        "slots": [{"name": n, "description": n, "is_categorical": False, "possible_values": []}
-                  for n in slots],
-        "intents": [{"name": i, "description": "", "is_transactional": False,
-                     "required_slots": [slots[0]], "optional_slots": {}, "result_slots": []}
-                    for i in intents],
-    }  # fmt: skip
+        "slots": [
+            {"name": n, "description": n, "is_categorical": False, "possible_values": []}
+            for n in slots
+        ],
+        "intents": [
+            {
+                "name": i,
+                "description": "",
+                "is_transactional": False,
+                "required_slots": [slots[0]],
+                "optional_slots": {},
+                "result_slots": [],
+            }
+            for i in intents
+        ],
+    }
 
 
-REPLAY_WORDS = ["intent", "goodbye", "EndDialogue", "end_dialogue", "set_goodbye", "SetGoodbye",
-                "replay_intent_2", "replay_goodbye_2", "FindThing", "city"]  # fmt: skip
+REPLAY_WORDS = [
+    "intent",
+    "goodbye",
+    "EndDialogue",
+    "end_dialogue",
+    "set_goodbye",
+    "SetGoodbye",
+    "replay_intent_2",
+    "replay_goodbye_2",
+    "FindThing",
+    "city",
+]
 
 
 @given(
     slots=st.lists(st.sampled_from(REPLAY_WORDS), min_size=1, max_size=6, unique=True),
-    intents=st.lists(st.sampled_from(["FindThing", "EndDialogue", "SetGoodbye", "End"]),
-                     min_size=1, max_size=3, unique=True),
-)  # fmt: skip
+    intents=st.lists(
+        st.sampled_from(["FindThing", "EndDialogue", "SetGoodbye", "End"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+)
 @settings(max_examples=60, deadline=None)
 def test_any_schema_names_replay_without_clashing(slots: list[str], intents: list[str]) -> None:
     schema = _schema(slots, intents)
@@ -296,9 +334,17 @@ def test_report_times_parsing_apart_from_the_replay() -> None:
 
 BOOK_SCHEMA = {
     **TOY_SCHEMA,
-    "intents": [{"name": "BookThing", "description": "", "is_transactional": True,
-                 "required_slots": ["city"], "optional_slots": {"count": "1"}, "result_slots": []}],
-}  # fmt: skip
+    "intents": [
+        {
+            "name": "BookThing",
+            "description": "",
+            "is_transactional": True,
+            "required_slots": ["city"],
+            "optional_slots": {"count": "1"},
+            "result_slots": [],
+        }
+    ],
+}
 
 
 def _affirm(turn: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.core.procedures import Severity
+from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.replay.star_bind import criteria_fields
 from pipecat_steward.replay.star_compile import compile_task
 from pipecat_steward.replay.star_data import heard, parse_dialogue
@@ -132,26 +132,43 @@ BOOK = {"OwnerName": '"Ada"', "DogName": '"Rex"', "Night": '"Friday"'}
 
 
 def _happy_kennel(number: int) -> Any:
-    return _dialogue(number, "kennel_reserve", [
-        _u("Hi, I need a kennel place."), _w("hello"), _u("Hello"),
-        _w("ask_name"), _u("Ada"),
-        _w("kennel_ask_dog"), _u("He is called Rex"),
-        _w("kennel_ask_night"), _u("Friday please"),
-        _q("kennel_reserve", **BOOK, RequestType='"Check"'),
-        _r("kennel_reserve", {"Message": "Available"}),
-        _w("kennel_inform_free"), _u("yes"),
-        _q("kennel_reserve", **BOOK, RequestType='"Book"'),
-        _r("kennel_reserve", {"Message": "Reservation confirmed"}),
-        _w("kennel_inform_done"), _w("anything_else"), _u("no, bye"),
-    ])  # fmt: skip
+    return _dialogue(
+        number,
+        "kennel_reserve",
+        [
+            _u("Hi, I need a kennel place."),
+            _w("hello"),
+            _u("Hello"),
+            _w("ask_name"),
+            _u("Ada"),
+            _w("kennel_ask_dog"),
+            _u("He is called Rex"),
+            _w("kennel_ask_night"),
+            _u("Friday please"),
+            _q("kennel_reserve", **BOOK, RequestType='"Check"'),
+            _r("kennel_reserve", {"Message": "Available"}),
+            _w("kennel_inform_free"),
+            _u("yes"),
+            _q("kennel_reserve", **BOOK, RequestType='"Book"'),
+            _r("kennel_reserve", {"Message": "Reservation confirmed"}),
+            _w("kennel_inform_done"),
+            _w("anything_else"),
+            _u("no, bye"),
+        ],
+    )
 
 
 def _volunteered_tides(number: int) -> Any:
-    return _dialogue(number, "tides", [
-        _u("When is high water at Port Ellen?"),
-        _q("tides", Harbour='"Port Ellen"'), _r("tides", {"Time": "4 pm"}),
-        _w("tides_inform_table"),
-    ])  # fmt: skip
+    return _dialogue(
+        number,
+        "tides",
+        [
+            _u("When is high water at Port Ellen?"),
+            _q("tides", Harbour='"Port Ellen"'),
+            _r("tides", {"Time": "4 pm"}),
+            _w("tides_inform_table"),
+        ],
+    )
 
 
 def _write(folder: Path, dialogues: list[Any]) -> Path:
@@ -171,10 +188,17 @@ def test_compile_places_every_flowchart_label() -> None:
     proc = compile_task("kennel_reserve", KENNEL, KENNEL_API)
     steps = proc.steps
     assert set(steps) == {
-        "ask_name", "kennel_ask_dog", "kennel_ask_night", "kennel_ask_wish", "query_check",
-        "kennel_inform_free", "kennel_inform_full", "query_book", "kennel_inform_done",
+        "ask_name",
+        "kennel_ask_dog",
+        "kennel_ask_night",
+        "kennel_ask_wish",
+        "query_check",
+        "kennel_inform_free",
+        "kennel_inform_full",
+        "query_book",
+        "kennel_inform_done",
         "kennel_inform_refused",
-    }  # fmt: skip
+    }
     assert steps["query_check"].tool == "kennel_reserve_check"
     assert steps["query_book"].tool == "kennel_reserve_book"
     assert steps["query_check"].requires == ("kennel_ask_wish",)
@@ -188,16 +212,18 @@ def test_compile_places_every_flowchart_label() -> None:
         "query_check": ("available", "unavailable"),
         "query_book": ("query_success", "query_failure"),
     }
-    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
     assert proc.procs.gates["kennel_reserve_book"].steps == ("query_book",)
 
 
 def test_a_flowchart_that_places_no_query_still_has_its_api_call() -> None:
-    chart = {"replies": {"hello": "Hi", "y_ask_a": "A?", "query": "Query"},
-             "graph": {"hello": "y_ask_a"}}  # fmt: skip
+    chart = {
+        "replies": {"hello": "Hi", "y_ask_a": "A?", "query": "Query"},
+        "graph": {"hello": "y_ask_a"},
+    }
     proc = compile_task("y", chart)
     assert proc.queries == ("query",) and proc.steps["query"].requires == ()
-    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
 
 
 def test_a_step_collecting_only_optional_inputs_is_not_a_prerequisite() -> None:
@@ -218,11 +244,13 @@ _LABEL = st.from_regex(r"[a-z]{3,8}", fullmatch=True)
 @settings(max_examples=60, deadline=None)
 @given(
     asks=st.lists(_LABEL, min_size=1, max_size=6, unique=True),
-    outcome=st.sampled_from([None, ("available", "unavailable"), ("query_success", "query_failure")]),
+    outcome=st.sampled_from(
+        [None, ("available", "unavailable"), ("query_success", "query_failure")]
+    ),
     loop=st.booleans(),
     alternative=st.booleans(),
     retry=st.booleans(),
-)  # fmt: skip
+)
 def test_any_flowchart_compiles_to_a_valid_procedure(
     asks: list[str],
     outcome: tuple[str, str] | None,
@@ -248,7 +276,9 @@ def test_any_flowchart_compiles_to_a_valid_procedure(
         graph["info_missing"] = "x_ask_other"
         graph["x_ask_other"] = "query"
     proc = compile_task("x", {"replies": replies, "graph": graph})
-    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []  # no cycle, no unknown
+    assert [
+        i for i in proc.issues if i.severity is IssueSeverity.ERROR
+    ] == []  # no cycle, no unknown
     ancestors = set(proc.procs.ancestors["query"])
     assert set(labels[:-1]) <= ancestors  # everything the flowchart puts before the call
     assert labels[-1] in ancestors
@@ -277,7 +307,7 @@ def test_any_flowchart_compiles_to_a_valid_procedure(
         ("True", "yes", False),
         ('"Rex"', "rexford", False),
     ],
-)  # fmt: skip
+)
 def test_heard_matches_values_as_words(raw: str, text: str, expected: bool) -> None:
     assert heard(raw, text) is expected
 
@@ -294,7 +324,7 @@ def test_heard_matches_values_as_words(raw: str, text: str, expected: bool) -> N
         ("Lovely weather today", None),
         ("night", None),  # too little in common with any one template
     ],
-)  # fmt: skip
+)
 def test_echo_names_the_reply_free_text_says(text: str, expected: str | None) -> None:
     echo = EchoMatcher({"kennel_reserve": KENNEL, "tides": TIDES})
     assert echo.match("kennel_reserve", text) == expected
@@ -318,22 +348,33 @@ def test_echo_error_is_measured_on_labelled_drafts() -> None:
         ("kennel_reserve", "whatever", "custom"),  # not a reply: not counted
     ]
     measured = measure_echo(echo, drafts, steps)
-    assert measured == {"drafts": 3, "named_step": 2, "same_template": 1, "other_template": 1,
-                        "wrong_share": 0.5}  # fmt: skip
+    assert measured == {
+        "drafts": 3,
+        "named_step": 2,
+        "same_template": 1,
+        "other_template": 1,
+        "wrong_share": 0.5,
+    }
 
 
 def test_free_text_of_a_step_counts_as_its_pick_and_other_replies_do_not() -> None:
     events = [
-        _u("Hi, I need a kennel place."), _w("ask_name"), _u("Ada"),
-        _say("And what's your dog called?"), _u("Rex"),
-        _w("kennel_ask_night"), _u("Friday please"),
+        _u("Hi, I need a kennel place."),
+        _w("ask_name"),
+        _u("Ada"),
+        _say("And what's your dog called?"),
+        _u("Rex"),
+        _w("kennel_ask_night"),
+        _u("Friday please"),
         _q("kennel_reserve", **BOOK, RequestType='"Check"'),
         _r("kennel_reserve", {"Message": "Available"}),
-        _say("Good news, there is room. Shall I reserve it for you?"), _u("go ahead"),
+        _say("Good news, there is room. Shall I reserve it for you?"),
+        _u("go ahead"),
         _q("kennel_reserve", **BOOK, RequestType='"Book"'),
         _r("kennel_reserve", {"Message": "Reservation confirmed"}),
-        _say("Anything else?"), _u("no"),
-    ]  # fmt: skip
+        _say("Anything else?"),
+        _u("no"),
+    ]
     replayer, [dialogue] = _replayer([_dialogue(1, "kennel_reserve", events)])
     player = replayer.play(dialogue).players["kennel_reserve"]
     assert [c.allowed for c in player.calls] == [True, True]
@@ -389,7 +430,7 @@ def test_an_alternative_path_releases_the_main_path_steps_its_label_names() -> N
         "branch_forgot == true and "
         "(proc_locker_ask_code_done != true or proc_locker_ask_card_done != true)"
     )
-    assert [i for i in proc.issues if i.severity is Severity.ERROR] == []
+    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
 
 
 def _locker(number: int, asks: list[str]) -> Any:
@@ -413,7 +454,7 @@ def _locker(number: int, asks: list[str]) -> Any:
         (["locker_ask_birthday", "locker_ask_card", "locker_ask_code"], ()),
         (["locker_ask_birthday", "locker_ask_card"], ("locker_ask_code", "locker_ask_town")),
     ],
-)  # fmt: skip
+)
 def test_either_path_satisfies_the_query_and_a_gap_in_either_is_named(
     asks: list[str], open_steps: tuple[str, ...]
 ) -> None:
@@ -455,10 +496,15 @@ def test_volunteered_values_complete_their_step_without_an_ask() -> None:
 
 def test_booking_without_the_check_is_vetoed_naming_it() -> None:
     events = [
-        _w("ask_name"), _u("Ada"), _w("kennel_ask_dog"), _u("Rex"), _w("kennel_ask_night"),
-        _u("Friday"), _q("kennel_reserve", **BOOK, RequestType='"Book"'),
+        _w("ask_name"),
+        _u("Ada"),
+        _w("kennel_ask_dog"),
+        _u("Rex"),
+        _w("kennel_ask_night"),
+        _u("Friday"),
+        _q("kennel_reserve", **BOOK, RequestType='"Book"'),
         _r("kennel_reserve", {"Message": "Reservation confirmed"}),
-    ]  # fmt: skip
+    ]
     replayer, [dialogue] = _replayer([_dialogue(3, "kennel_reserve", events)])
     call = replayer.play(dialogue).players["kennel_reserve"].calls[0]
     assert call.label == "query_book" and not call.allowed
@@ -496,22 +542,30 @@ def test_script_prints_the_headline_keys(tmp_path: Path) -> None:
     script = ROOT / "scripts" / "star_replay"
     done = subprocess.run(
         [sys.executable, str(script), "--data", str(data), "--json"],
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     report = json.loads(done.stdout)
     assert set(KEYS) <= set(report)
     assert set(report["echo_rule"]) >= {"drafts", "named_step", "other_template", "wrong_share"}
     assert report["dialogues"] == 2 and report["gold_queries_allowed_happy"] == 1.0
     text = subprocess.run(
         [sys.executable, str(script), "--data", str(data)],
-        capture_output=True, text=True, check=True, timeout=120,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
     assert "gold_queries_allowed_happy: 1.0" in text and "kennel_reserve" in text
     assert "echo_rule: " in text
     missing = subprocess.run(
         [sys.executable, str(script), "--data", str(tmp_path / "absent")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 2
 
 
@@ -547,7 +601,7 @@ def test_after_a_result_the_checklist_points_to_the_branch_taken_not_back() -> N
         ({"Status": "The place is not available."}, "unavailable"),
         (None, "unavailable"),
     ],
-)  # fmt: skip
+)
 def test_result_text_decides_the_outcome_branch(
     item: dict[str, Any] | None, branch_taken: str
 ) -> None:
@@ -583,14 +637,25 @@ SHELTER_API: dict[str, Any] = {
 
 def test_an_inform_collects_every_field_its_answers_carry() -> None:
     def asked(number: int, colour: str) -> Any:
-        return _dialogue(number, "shelter_search", [
-            _w("shelter_inform_search_criteria"), _u(f"a {colour} one please"),
-            _q("shelter_search", Colour=f'"{colour}"'), _r("shelter_search", {"Name": "Bo"}),
-        ])  # fmt: skip
+        return _dialogue(
+            number,
+            "shelter_search",
+            [
+                _w("shelter_inform_search_criteria"),
+                _u(f"a {colour} one please"),
+                _q("shelter_search", Colour=f'"{colour}"'),
+                _r("shelter_search", {"Name": "Bo"}),
+            ],
+        )
 
-    volunteered = _dialogue(9, "shelter_search", [
-        _u("Any black dogs?"), _q("shelter_search", Colour='"black"'),
-    ])  # fmt: skip
+    volunteered = _dialogue(
+        9,
+        "shelter_search",
+        [
+            _u("Any black dogs?"),
+            _q("shelter_search", Colour='"black"'),
+        ],
+    )
     raw = [asked(1, "brown"), asked(2, "white"), asked(3, "grey"), volunteered]
     parsed = [parse_dialogue(d) for d in raw]
     replayer = StarReplayer({"shelter_search": SHELTER}, {"shelter_search": SHELTER_API}, parsed)
@@ -603,10 +668,11 @@ def test_an_inform_collects_every_field_its_answers_carry() -> None:
 def test_a_value_said_before_an_earlier_call_that_lacked_it_is_credited_where_it_was_said() -> None:
     events = [
         _u("I'm Ada and my dog is Rex"),
-        _q("kennel_reserve", OwnerName='"Ada"'), _r("kennel_reserve", None),
+        _q("kennel_reserve", OwnerName='"Ada"'),
+        _r("kennel_reserve", None),
         _u("oh, ok"),
         _q("kennel_reserve", OwnerName='"Ada"', DogName='"Rex"'),
-    ]  # fmt: skip
+    ]
     parsed = parse_dialogue(_dialogue(1, "kennel_reserve", events))
     apis = {"kennel_reserve"}
     for fallback in (True, False):
@@ -618,14 +684,20 @@ def test_a_value_said_before_an_earlier_call_that_lacked_it_is_credited_where_it
 def test_a_step_answered_before_its_branch_applied_completes_when_the_branch_applies() -> None:
     events = [
         _u("Hi, I need a kennel place."),
-        _say("A place is free that night. Shall I reserve it?"), _u("maybe"),  # too early
-        _w("ask_name"), _u("Ada"), _w("kennel_ask_dog"), _u("Rex"),
-        _w("kennel_ask_night"), _u("Friday please"),
+        _say("A place is free that night. Shall I reserve it?"),
+        _u("maybe"),  # too early
+        _w("ask_name"),
+        _u("Ada"),
+        _w("kennel_ask_dog"),
+        _u("Rex"),
+        _w("kennel_ask_night"),
+        _u("Friday please"),
         _q("kennel_reserve", **BOOK, RequestType='"Check"'),
         _r("kennel_reserve", {"Message": "Available"}),
-        _w("kennel_inform_free"), _u("yes"),
+        _w("kennel_inform_free"),
+        _u("yes"),
         _q("kennel_reserve", **BOOK, RequestType='"Book"'),
-    ]  # fmt: skip
+    ]
     replayer, [dialogue] = _replayer([_dialogue(1, "kennel_reserve", events)])
     player = replayer.play(dialogue).players["kennel_reserve"]
     assert [c.allowed for c in player.calls] == [True, True]

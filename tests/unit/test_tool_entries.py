@@ -129,8 +129,12 @@ async def test_a_slow_executor_takes_its_failure_path_at_the_deadline_and_its_la
 
     session = _bella(find_available_times=slow)
     session.task_timeout_s = 0.05
-    call = ToolCall("find_available_times", {"party_size": 4, "preferred_date": "2026-07-17"},
-                    "executor", "FindAvailableTimes")  # fmt: skip
+    call = ToolCall(
+        "find_available_times",
+        {"party_size": 4, "preferred_date": "2026-07-17"},
+        "executor",
+        "FindAvailableTimes",
+    )
     done = await session.run_call(call)
     assert done.outcome == "error" and done.result["error_code"] == "timeout"
     assert [e.tag for e in session.turn.events][-1] == "tool_timeout"

@@ -1,4 +1,6 @@
-"""Seed 004 §6: routing precedence while a transaction collects, one test per table row and rule,
+"""Routing precedence while a transaction collects (a pending answer first, then an explicit
+cancel, an unambiguous new intent; a same-domain keyword never interrupts; ambiguity keeps the
+transaction), one test per rule and example,
 plus the latch's lifecycle (start, merge, interrupt, resume, cancel) and its JSON round trip."""
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def collecting(intent: str, **args: object) -> TransactionState:
     return start(CAT, TransactionState(), intent, args, at=AT)  # type: ignore[arg-type]
 
 
-# --- the §6 table, row by row -----------------------------------------------------------------
+# --- the routing examples, one by one ----------------------------------------------------------
 
 
 def test_row1_bare_order_id_fills_the_pending_parameter() -> None:
@@ -235,12 +237,22 @@ def test_from_json_rejects_garbage_with_a_state_error() -> None:
 
 def test_catalog_reports_every_problem_with_its_path() -> None:
     with pytest.raises(ConfigError) as info:
-        Catalog.of([IntentSpec("bad name", (), "", "Do {thing}?"), IntentSpec("x", ("a",), "t", "{a}"),
-                    IntentSpec("x", ("a",), "t", "{a}", setters={"set_b": ("b",)})])  # fmt: skip
+        Catalog.of(
+            [
+                IntentSpec("bad name", (), "", "Do {thing}?"),
+                IntentSpec("x", ("a",), "t", "{a}"),
+                IntentSpec("x", ("a",), "t", "{a}", setters={"set_b": ("b",)}),
+            ]
+        )
     text = str(info.value)
-    for part in ("intents[0].name", "intents[0].required", "intents[0].executor",
-                 "intents[0].confirmation: unknown field(s) thing", "intents[2].setters.set_b",
-                 "'x' is declared twice"):  # fmt: skip
+    for part in (
+        "intents[0].name",
+        "intents[0].required",
+        "intents[0].executor",
+        "intents[0].confirmation: unknown field(s) thing",
+        "intents[2].setters.set_b",
+        "'x' is declared twice",
+    ):
         assert part in text
     with pytest.raises(ConfigError, match="unknown intent 'nope'; known: "):
         CAT.intent("nope")

@@ -1,4 +1,5 @@
-"""Seed 004 §11: each anti-pattern has a test that fails if it is reintroduced."""
+"""Transaction anti-patterns (rebuilding from the latest message, a keyword interrupting a
+pending parameter, clearing the latch early …): each has a test that fails if it returns."""
 
 from __future__ import annotations
 
@@ -56,8 +57,9 @@ def test_not_rebuilding_from_the_latest_message_only() -> None:
     # Rebuilding from the last turn alone would hold {"amount": "71.99"} and ask for the subject.
     assert state.active_transaction.arguments == {"subject": "gym", "amount": "71.99"}  # type: ignore[union-attr]
     assert state.missing_parameters == ()
-    assert merge_arguments({"subject": "gym"}, {"amount": "1", "subject": None}, ("subject", "amount")) == {
-        "subject": "gym", "amount": "1"}  # fmt: skip
+    assert merge_arguments(
+        {"subject": "gym"}, {"amount": "1", "subject": None}, ("subject", "amount")
+    ) == {"subject": "gym", "amount": "1"}
 
 
 def test_not_using_selected_tool_call_as_the_latch() -> None:
@@ -66,8 +68,12 @@ def test_not_using_selected_tool_call_as_the_latch() -> None:
     assert not names & {"selected_tool_call", "pending_tool_call"}
     # A restored state carrying only the latch routes correctly: the latch alone is enough.
     latched = play(TransactionState(), *contest_turns()[:2]).to_dict()
-    restored = TransactionState.from_dict({"active_transaction": latched["active_transaction"],
-                                           "transaction_status": "COLLECTING_PARAMETERS"})  # fmt: skip
+    restored = TransactionState.from_dict(
+        {
+            "active_transaction": latched["active_transaction"],
+            "transaction_status": "COLLECTING_PARAMETERS",
+        }
+    )
     assert route_turn(CAT, restored, contest_turns()[2]).__class__.__name__ == "Fill"
 
 
@@ -112,12 +118,20 @@ def test_the_latch_is_never_cleared_before_a_terminal_state(status: TransactionS
 
 
 CALLS = st.sampled_from(
-    [("set_order_id", {"order_id": "PED-1"}), ("set_contest_subject", {"subject": "gym"}),
-     ("set_contest_amount", {"amount": "9"}), ("set_period", {"period": "May"}), (CANCEL_TOOL, {}),
-     ("start_retail_order_cancel", {"quote": "cancel"}), ("start_retail_order_track", {"quote": "order"}),
-     ("start_retail_order_track", {"quote": "track it"}), ("start_charge_contest", {}),
-     ("start_billing_statement", {"quote": "bill"}), ("unrelated", {"x": 1})]
-)  # fmt: skip
+    [
+        ("set_order_id", {"order_id": "PED-1"}),
+        ("set_contest_subject", {"subject": "gym"}),
+        ("set_contest_amount", {"amount": "9"}),
+        ("set_period", {"period": "May"}),
+        (CANCEL_TOOL, {}),
+        ("start_retail_order_cancel", {"quote": "cancel"}),
+        ("start_retail_order_track", {"quote": "order"}),
+        ("start_retail_order_track", {"quote": "track it"}),
+        ("start_charge_contest", {}),
+        ("start_billing_statement", {"quote": "bill"}),
+        ("unrelated", {"x": 1}),
+    ]
+)
 TURNS = st.lists(st.lists(CALLS, max_size=3), max_size=12)
 
 
@@ -146,9 +160,12 @@ TERMINAL = (S.COMPLETED, S.CANCELLED, S.OUT_OF_SCOPE, S.FAILED)
 
 
 def test_interrupted_transactions_survive_random_walks_with_their_arguments() -> None:
-    state = play(TransactionState(), *contest_turns()[:2],
-                 turn("track my order", ("start_retail_order_track", {"quote": "track my order"})),
-                 turn("never mind", (CANCEL_TOOL, {})),
-                 turn("back to the charge", ("start_charge_contest", {})))  # fmt: skip
+    state = play(
+        TransactionState(),
+        *contest_turns()[:2],
+        turn("track my order", ("start_retail_order_track", {"quote": "track my order"})),
+        turn("never mind", (CANCEL_TOOL, {})),
+        turn("back to the charge", ("start_charge_contest", {})),
+    )
     assert state.active_transaction.intent == CONTEST  # type: ignore[union-attr]
     assert state.active_transaction.arguments == {"subject": "gym"}  # type: ignore[union-attr]

@@ -1,5 +1,5 @@
-"""Pre-validation, deterministic confirmation, idempotent execution and crash replay (seed 004
-§4, §7, §8), plus the diagnosis of inconsistent restored states."""
+"""Pre-validation, deterministic confirmation, idempotent execution and crash replay, plus the
+diagnosis of inconsistent restored states."""
 
 from __future__ import annotations
 
@@ -117,8 +117,12 @@ def test_confirm_writes_the_key_and_evidence_before_any_executor_call() -> None:
 def test_idempotency_keys_are_deterministic_and_distinct() -> None:
     args = {"order_id": "PED-1"}
     assert idempotency_key("a/b/c", CANCEL, 1, args) == idempotency_key("a/b/c", CANCEL, 1, dict(args))
-    others = {idempotency_key("a/b/d", CANCEL, 1, args), idempotency_key("a/b/c", CANCEL, 2, args),
-              idempotency_key("a/b/c", CANCEL, 1, {"order_id": "PED-2"}), idempotency_key("a/b/c", CONTEST, 1, args)}  # fmt: skip
+    others = {
+        idempotency_key("a/b/d", CANCEL, 1, args),
+        idempotency_key("a/b/c", CANCEL, 2, args),
+        idempotency_key("a/b/c", CANCEL, 1, {"order_id": "PED-2"}),
+        idempotency_key("a/b/c", CONTEST, 1, args),
+    }
     assert len(others) == 4 and idempotency_key("a/b/c", CANCEL, 1, args) not in others
 
 
@@ -232,7 +236,7 @@ def test_collecting_without_an_active_transaction_is_diagnosed_never_restarted()
         (TransactionState(Transaction(CANCEL, 1, ("order_id",), status=S.EXECUTING), transaction_status=S.EXECUTING),
          "executing_without_key"),
     ],
-)  # fmt: skip
+)
 def test_other_inconsistencies_are_diagnosed(state: TransactionState, code: str) -> None:
     found = diagnose(state)
     assert found is not None and found.code == code

@@ -28,7 +28,7 @@ import yaml
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import Severity
+from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.testing.direct import run_scenario_direct
 from pipecat_steward.testing.scenario import load_scenario
@@ -37,10 +37,34 @@ BOTS = Path(__file__).parents[2] / "bots"
 MUTANTS_PER_BOT = 140
 TIME_LIMIT_S = 20
 HOSTILE: list[object] = [
-    42, -1, 0, 3.5, True, None, "", "x", [], {}, [1, "a"], {"k": 1}, "{__class__}",
-    "{0}", "{value.__dict__}", "lambda v: v", "clock", "task:Nope", "a >", "x ==",
-    "user", "event", "announce", "escalate", "not a tool", "🍕" * 3, "{" * 3,
-]  # fmt: skip
+    42,
+    -1,
+    0,
+    3.5,
+    True,
+    None,
+    "",
+    "x",
+    [],
+    {},
+    [1, "a"],
+    {"k": 1},
+    "{__class__}",
+    "{0}",
+    "{value.__dict__}",
+    "lambda v: v",
+    "clock",
+    "task:Nope",
+    "a >",
+    "x ==",
+    "user",
+    "event",
+    "announce",
+    "escalate",
+    "not a tool",
+    "🍕" * 3,
+    "{" * 3,
+]
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
@@ -130,7 +154,7 @@ def _one(folder: Path, scenario: Path, what: str, tally: Tally) -> None:
     tally.mutants += 1
     signal.alarm(TIME_LIMIT_S)
     try:
-        errors = [i for i in validate_agent(folder) if i.severity is Severity.ERROR]
+        errors = [i for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
     except ConfigError:
         errors = ["unreadable"]
     except Hang:

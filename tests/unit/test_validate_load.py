@@ -22,7 +22,7 @@ import yaml
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import Severity
+from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.pipecat.steward import Steward
 
@@ -78,91 +78,247 @@ def _intent(key: str, value: object) -> Mutate:
 
 CASES: list[tuple[str, str, Mutate, str, bool]] = [
     # (id, bot, mutation, path validate reports, loading rejects too)
-    ("setter typo", "bella_notte", _set(lambda d: slot(d, "contact_phone"), "setter", "set_fone"),
-     "flow.slots[3].setter", False),
-    ("task tool typo", "bella_notte",
-     _set(lambda d: task(d, "FindAvailableTimes"), "tool", "find_available_tims"),
-     "flow.tasks[0].tool", False),
-    ("then tool typo", "bella_notte", _set(lambda d: slot(d, "party_size")["validation"]["on_exhaust"],
-     "then", "escalat"), "flow.slots[1].validation.on_exhaust.then", False),
-    ("then call tool typo", "lead_capture", lambda d: d["flow"]["slots"][-1]["validation"]["on_exhaust"]
-     ["then"].__setitem__("tool", "hand_ovr"), "then.tool", False),
-    ("intent executor typo", "order_desk", _intent("executor", "cancel_ordr"),
-     "intents[0].executor", False),
-    ("intent pre_validation typo", "order_desk", _intent("pre_validation", "check_cancelable"),
-     "intents[0].pre_validation", False),
-    ("task output missing", "bella_notte", _set(lambda d: task(d, "BookReservation"), "outputs", {}),
-     "flow.slots[9].source", False),
-    ("readback clock", "bella_notte", _set(lambda d: slot(d, "preferred_date"), "readback_fmt", "clock"),
-     "flow.slots[2].readback_fmt", True),
-    ("readback lambda", "bella_notte",
-     _set(lambda d: slot(d, "preferred_date"), "readback_fmt", "lambda v: v"),
-     "flow.slots[2].readback_fmt", True),
+    (
+        "setter typo",
+        "bella_notte",
+        _set(lambda d: slot(d, "contact_phone"), "setter", "set_fone"),
+        "flow.slots[3].setter",
+        False,
+    ),
+    (
+        "task tool typo",
+        "bella_notte",
+        _set(lambda d: task(d, "FindAvailableTimes"), "tool", "find_available_tims"),
+        "flow.tasks[0].tool",
+        False,
+    ),
+    (
+        "then tool typo",
+        "bella_notte",
+        _set(lambda d: slot(d, "party_size")["validation"]["on_exhaust"], "then", "escalat"),
+        "flow.slots[1].validation.on_exhaust.then",
+        False,
+    ),
+    (
+        "then call tool typo",
+        "lead_capture",
+        lambda d: d["flow"]["slots"][-1]["validation"]["on_exhaust"]["then"].__setitem__(
+            "tool", "hand_ovr"
+        ),
+        "then.tool",
+        False,
+    ),
+    (
+        "intent executor typo",
+        "order_desk",
+        _intent("executor", "cancel_ordr"),
+        "intents[0].executor",
+        False,
+    ),
+    (
+        "intent pre_validation typo",
+        "order_desk",
+        _intent("pre_validation", "check_cancelable"),
+        "intents[0].pre_validation",
+        False,
+    ),
+    (
+        "task output missing",
+        "bella_notte",
+        _set(lambda d: task(d, "BookReservation"), "outputs", {}),
+        "flow.slots[9].source",
+        False,
+    ),
+    (
+        "readback clock",
+        "bella_notte",
+        _set(lambda d: slot(d, "preferred_date"), "readback_fmt", "clock"),
+        "flow.slots[2].readback_fmt",
+        True,
+    ),
+    (
+        "readback lambda",
+        "bella_notte",
+        _set(lambda d: slot(d, "preferred_date"), "readback_fmt", "lambda v: v"),
+        "flow.slots[2].readback_fmt",
+        True,
+    ),
     ("intent shape", "order_desk", _intent("required", "order_id"), "intents[0].required", True),
     ("intent unknown key", "order_desk", _intent("confirm", "x"), "intents[0].confirm", True),
-    ("intent confirmation field", "order_desk", _intent("confirmation", "Cancel {order}?"),
-     "intents[0].confirmation", True),
-    ("intent duplicate", "order_desk", lambda d: d["intents"].append(d["intents"][0]),
-     "intents", True),
-    ("dunder placeholder", "order_desk", _intent("done_say", "Done {__class__}."),
-     "intents[0].done_say", False),
-    ("attribute placeholder", "order_desk", _intent("done_say", "Done {order_id.upper}."),
-     "intents[0].done_say", False),
-    ("flow dunder placeholder", "bella_notte",
-     _set(lambda d: task(d, "BookReservation"), "then_say", "Booked {__class__}"),
-     "flow.tasks[1].then_say", True),
-    ("available_when unparsable", "clinic", lambda d: d.__setitem__(
-     "available_when", {"collect_payment": "copay_amount >"}), "available_when.collect_payment", True),
-    ("available_when unknown name", "clinic", lambda d: d.__setitem__(
-     "available_when", {"collect_payment": "copay_amont > 0"}), "available_when.collect_payment", False),
-    ("applies_when unparsable", "clinic", lambda d: d["procedure"]["steps"][6]["applies_when"]
-     .__setitem__("expr", "copay_amount >>"), "procedure.steps[6].applies_when.expr", True),
-    ("enum compared with a value it never holds", "clinic", lambda d: d["variables"][0]["values"]
-     .__setitem__(2, "vrified"), "procedure.steps[0].complete_when.expr", False),
-    ("number compared with a word", "clinic", lambda d: d["variables"][3].__setitem__("type", "boolean")
-     or d["procedure"]["steps"][6]["applies_when"].__setitem__("expr", 'copay_amount == "big"'),
-     "procedure.steps[6].applies_when.expr", False),
-    ("undeclared intent output", "order_desk", lambda d: d["intents"][0].__setitem__("outputs", []),
-     "intents[0].done_say", False),
-    ("declined say placeholder", "bella_notte", lambda d: task(d, "BookReservation").__setitem__(
-     "on_input_declined", {"say": "Without {guest_nam} I can't book."}),
-     "flow.tasks[1].on_input_declined.say", False),
-    ("stall escape dunder", "lead_capture", lambda d: d["flow"].__setitem__(
-     "stall_escape_say", "Bye {__class__}"), "flow.stall_escape_say", False),
-    ("response part placeholder", "bella_notte", lambda d: slot(d, "party_size")["channel_responses"]
-     ["MOBILE"][0]["data"].__setitem__("title", "{party_sise}"),
-     "flow.slots[1].channel_responses.MOBILE[0].data.title", False),
-    ("positional placeholder", "bella_notte", _set(lambda d: slot(d, "guest_name"), "ask", "Name {0}?"),
-     "flow.slots[6].ask", False),
+    (
+        "intent confirmation field",
+        "order_desk",
+        _intent("confirmation", "Cancel {order}?"),
+        "intents[0].confirmation",
+        True,
+    ),
+    (
+        "intent duplicate",
+        "order_desk",
+        lambda d: d["intents"].append(d["intents"][0]),
+        "intents",
+        True,
+    ),
+    (
+        "dunder placeholder",
+        "order_desk",
+        _intent("done_say", "Done {__class__}."),
+        "intents[0].done_say",
+        False,
+    ),
+    (
+        "attribute placeholder",
+        "order_desk",
+        _intent("done_say", "Done {order_id.upper}."),
+        "intents[0].done_say",
+        False,
+    ),
+    (
+        "flow dunder placeholder",
+        "bella_notte",
+        _set(lambda d: task(d, "BookReservation"), "then_say", "Booked {__class__}"),
+        "flow.tasks[1].then_say",
+        True,
+    ),
+    (
+        "available_when unparsable",
+        "clinic",
+        lambda d: d.__setitem__("available_when", {"collect_payment": "copay_amount >"}),
+        "available_when.collect_payment",
+        True,
+    ),
+    (
+        "available_when unknown name",
+        "clinic",
+        lambda d: d.__setitem__("available_when", {"collect_payment": "copay_amont > 0"}),
+        "available_when.collect_payment",
+        False,
+    ),
+    (
+        "applies_when unparsable",
+        "clinic",
+        lambda d: d["procedure"]["steps"][6]["applies_when"].__setitem__("expr", "copay_amount >>"),
+        "procedure.steps[6].applies_when.expr",
+        True,
+    ),
+    (
+        "enum compared with a value it never holds",
+        "clinic",
+        lambda d: d["variables"][0]["values"].__setitem__(2, "vrified"),
+        "procedure.steps[0].complete_when.expr",
+        False,
+    ),
+    (
+        "number compared with a word",
+        "clinic",
+        lambda d: (
+            d["variables"][3].__setitem__("type", "boolean")
+            or d["procedure"]["steps"][6]["applies_when"].__setitem__(
+                "expr", 'copay_amount == "big"'
+            )
+        ),
+        "procedure.steps[6].applies_when.expr",
+        False,
+    ),
+    (
+        "undeclared intent output",
+        "order_desk",
+        lambda d: d["intents"][0].__setitem__("outputs", []),
+        "intents[0].done_say",
+        False,
+    ),
+    (
+        "declined say placeholder",
+        "bella_notte",
+        lambda d: task(d, "BookReservation").__setitem__(
+            "on_input_declined", {"say": "Without {guest_nam} I can't book."}
+        ),
+        "flow.tasks[1].on_input_declined.say",
+        False,
+    ),
+    (
+        "stall escape dunder",
+        "lead_capture",
+        lambda d: d["flow"].__setitem__("stall_escape_say", "Bye {__class__}"),
+        "flow.stall_escape_say",
+        False,
+    ),
+    (
+        "response part placeholder",
+        "bella_notte",
+        lambda d: slot(d, "party_size")["channel_responses"]["MOBILE"][0]["data"].__setitem__(
+            "title", "{party_sise}"
+        ),
+        "flow.slots[1].channel_responses.MOBILE[0].data.title",
+        False,
+    ),
+    (
+        "positional placeholder",
+        "bella_notte",
+        _set(lambda d: slot(d, "guest_name"), "ask", "Name {0}?"),
+        "flow.slots[6].ask",
+        False,
+    ),
     ("task cycle", "bella_notte", _cycle, "flow.tasks[0].requires", False),
     ("duplicate variable", "clinic", _duplicate_variable, "variables[5].name", False),
     ("duplicate step", "clinic", _duplicate_step, "procedure.steps[9].id", False),
     ("expects unknown", "clinic", _expects_unknown, "expects", False),
-    ("logic_slm provider", "clinic", lambda d: d["aux"].__setitem__("logic_slm", {"provider": "nope"}),
-     "aux.logic_slm.provider", True),
-    ("logic_slm key", "clinic", lambda d: d["aux"].__setitem__("logic_slm", {"modle": "x"}),
-     "aux.logic_slm.modle", True),
-    ("unknown stack", "clinic", lambda d: d["aux"].__setitem__("stack", "nowhere"), "aux.stack", False),
-    ("topic as a string", "clinic", lambda d: d.__setitem__("procedures", {"topic": "x"}),
-     "procedures.topic", True),
+    (
+        "logic_slm provider",
+        "clinic",
+        lambda d: d["aux"].__setitem__("logic_slm", {"provider": "nope"}),
+        "aux.logic_slm.provider",
+        True,
+    ),
+    (
+        "logic_slm key",
+        "clinic",
+        lambda d: d["aux"].__setitem__("logic_slm", {"modle": "x"}),
+        "aux.logic_slm.modle",
+        True,
+    ),
+    (
+        "unknown stack",
+        "clinic",
+        lambda d: d["aux"].__setitem__("stack", "nowhere"),
+        "aux.stack",
+        False,
+    ),
+    (
+        "topic as a string",
+        "clinic",
+        lambda d: d.__setitem__("procedures", {"topic": "x"}),
+        "procedures.topic",
+        True,
+    ),
     ("tools as a number", "clinic", lambda d: d.__setitem__("tools", 42), "tools", True),
     ("tools missing from tools.py", "clinic", lambda d: d["tools"].append("refund"), "tools", True),
     ("top-level typo", "bella_notte", lambda d: d.__setitem__("flwo", {}), "flwo", True),
     ("top-level number key", "bella_notte", lambda d: _odd_key(d, 1), "1", True),
-    ("nested null key", "bella_notte", lambda d: _odd_key(slot(d, "party_size"), None),
-     "flow.slots[1].None", True),
-    ("slot shape", "bella_notte", _set(lambda d: slot(d, "party_size"), "requires", "welcome"),
-     "flow.slots[1].requires", True),
-]  # fmt: skip
+    (
+        "nested null key",
+        "bella_notte",
+        lambda d: _odd_key(slot(d, "party_size"), None),
+        "flow.slots[1].None",
+        True,
+    ),
+    (
+        "slot shape",
+        "bella_notte",
+        _set(lambda d: slot(d, "party_size"), "requires", "welcome"),
+        "flow.slots[1].requires",
+        True,
+    ),
+]
 
 
 @pytest.mark.parametrize(("bot", "mutate", "path", "loads_fail"),
-                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])  # fmt: skip
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_validate_names_each_mistake_at_its_path(
     tmp_path: Path, bot: str, mutate: Mutate, path: str, loads_fail: bool
 ) -> None:
     folder = copy_bot(tmp_path, bot, mutate)
-    errors = [i for i in validate_agent(folder) if i.severity is Severity.ERROR]
+    errors = [i for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
     assert any(path in e.path for e in errors), [str(e) for e in errors]
     if loads_fail:
         with pytest.raises(ConfigError, match=path.replace("[", r"\[").replace("]", r"\]")):
@@ -180,9 +336,14 @@ def test_a_shape_error_does_not_hide_the_others(tmp_path: Path) -> None:
         d["flow"]["slots"][0]["source"] = "telepathy"
 
     folder = copy_bot(tmp_path, "clinic", many)
-    paths = [i.path for i in validate_agent(folder) if i.severity is Severity.ERROR]
-    for expected in ("tools", "procedures.topic", "variables[0].type",
-                     "procedure.steps[0].requires", "flow.slots[0].source"):  # fmt: skip
+    paths = [i.path for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
+    for expected in (
+        "tools",
+        "procedures.topic",
+        "variables[0].type",
+        "procedure.steps[0].requires",
+        "flow.slots[0].source",
+    ):
         assert expected in paths, paths
     with pytest.raises(ConfigError) as raised:
         load_agent(folder)
@@ -191,9 +352,10 @@ def test_a_shape_error_does_not_hide_the_others(tmp_path: Path) -> None:
 
 def test_did_you_mean_names_the_closest_tool(tmp_path: Path) -> None:
     folder = copy_bot(
-        tmp_path, "bella_notte",
+        tmp_path,
+        "bella_notte",
         _set(lambda d: task(d, "FindAvailableTimes"), "tool", "find_available_tims"),
-    )  # fmt: skip
+    )
     messages = [i.message for i in validate_agent(folder)]
     assert any("did you mean 'find_available_times'?" in m for m in messages), messages
 

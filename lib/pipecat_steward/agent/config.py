@@ -57,9 +57,14 @@ class IntentConfig(_Model):
 
     def spec(self) -> IntentSpec:
         return IntentSpec(
-            self.name, tuple(self.required), self.executor, self.confirmation,
-            pre_validation=self.pre_validation, domain=self.domain, cues=tuple(self.cues),
-        )  # fmt: skip
+            self.name,
+            tuple(self.required),
+            self.executor,
+            self.confirmation,
+            pre_validation=self.pre_validation,
+            domain=self.domain,
+            cues=tuple(self.cues),
+        )
 
 
 class TopicConfig(_Model):

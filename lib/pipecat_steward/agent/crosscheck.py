@@ -115,9 +115,20 @@ def _placeholders(path: str, text: str, allowed: list[str]) -> Iterator[Issue]:
 
 
 _SPOKEN_KEYS = frozenset(
-    {"ask", "message", "say", "then_say", "retry_say", "directive", "readback_template",
-     "stall_escape_say", "errors", "args", "text"}
-)  # fmt: skip
+    {
+        "ask",
+        "message",
+        "say",
+        "then_say",
+        "retry_say",
+        "directive",
+        "readback_template",
+        "stall_escape_say",
+        "errors",
+        "args",
+        "text",
+    }
+)
 _BUILTIN = frozenset({"items", "question", "summary", "declined", "value"})
 
 

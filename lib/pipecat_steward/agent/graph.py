@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.slots.compiled import CompiledSlot, CompiledTask
 from pipecat_steward.core.slots.sources import UserSource, spelling
 
@@ -166,7 +166,7 @@ def _procedures(graph: Graph, agent: Agent) -> None:
             graph.edges.append(Edge(node, _id("step", step_id), "completes"))
 
 
-def _step_lines(step: Step) -> tuple[str, ...]:
+def _step_lines(step: ProcedureStep) -> tuple[str, ...]:
     how = {
         "variable": f"done when {step.expr}",
         "tool": f"done when {step.tool or step.component} returns",

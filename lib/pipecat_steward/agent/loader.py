@@ -30,8 +30,8 @@ from pipecat_steward.core.procedures import (
     CompiledProcedures,
     Issue,
     IssueCode,
+    IssueSeverity,
     ScopeSource,
-    Severity,
     ToolLogic,
     compile_procedures,
     compile_tool_logic,
@@ -94,7 +94,7 @@ class Inspection:
 
     @property
     def errors(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is Severity.ERROR)
+        return tuple(i for i in self.issues if i.severity is IssueSeverity.ERROR)
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
@@ -161,7 +161,7 @@ def validated_list(model: type[M], raw: object, path: str) -> tuple[M, ...]:
 
 def error(path: str, message: str, code: IssueCode = IssueCode.INVALID_CONFIG) -> Issue:
     """An error-severity issue."""
-    return Issue(Severity.ERROR, code, path, message)
+    return Issue(IssueSeverity.ERROR, code, path, message)
 
 
 class _Build:
@@ -180,7 +180,7 @@ class _Build:
         self._available_when()
         self._intents()
         agent = None
-        if flow is not None and not any(i.severity is Severity.ERROR for i in self.issues):
+        if flow is not None and not any(i.severity is IssueSeverity.ERROR for i in self.issues):
             agent = self._agent(flow, tools or {}, procedures)
         names = None if tools is None else frozenset(tools)
         return Inspection(agent, self.config, tuple(self.issues), names)
@@ -193,9 +193,17 @@ class _Build:
         logic = compile_tool_logic(procs, cfg.available_when) if procs else {}
         name = cfg.name or self.root.name
         return Agent(
-            name, prompt, flow, tools, self.root, tuple(cfg.variables), procs,
-            tuple(cfg.tools), logic, {k: v for k, v in self.data.items() if v is not None},
-        )  # fmt: skip
+            name,
+            prompt,
+            flow,
+            tools,
+            self.root,
+            tuple(cfg.variables),
+            procs,
+            tuple(cfg.tools),
+            logic,
+            {k: v for k, v in self.data.items() if v is not None},
+        )
 
     def _flow(self) -> CompiledFlow | None:
         raw = self.config.flow or {"slots": []}
@@ -224,7 +232,7 @@ class _Build:
         except ConfigError as exc:
             self.issues += _split("procedure", exc)
             return None
-        self.issues += [i for i in procs.issues if i.severity is Severity.ERROR]
+        self.issues += [i for i in procs.issues if i.severity is IssueSeverity.ERROR]
         return procs
 
     def _llm_tools(self, tools: dict[str, ToolFn] | None) -> None:

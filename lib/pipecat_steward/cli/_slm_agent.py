@@ -20,8 +20,8 @@ import yaml
 
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.slm.config import SLMStage
-from pipecat_steward.slm.ladder import resolve_stage
 from pipecat_steward.slm.manifests import load_builtin_table, load_stack
+from pipecat_steward.slm.resolution import resolve_stage
 
 __all__ = ["agent_stage"]
 

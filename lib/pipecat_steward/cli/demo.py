@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.state import SessionState
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference, TurnRecord
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall, TurnRecord
 
 if TYPE_CHECKING:
     from pipecat_steward.testing.scenario import ScenarioInference
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inferences(items: list[ScenarioInference]) -> list[Inference]:
-    return [Inference([Call(c.name, c.args) for c in i.calls], i.say) for i in items]
+    return [Inference([RecordedCall(c.name, c.args) for c in i.calls], i.say) for i in items]
 
 
 def _print_turn(number: int, record: TurnRecord, agent: Agent, state: SessionState) -> None:

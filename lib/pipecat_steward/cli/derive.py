@@ -38,19 +38,19 @@ from pipecat_steward.cli._slm_agent import agent_stage
 from pipecat_steward.core.procedures import MAIN, ScopeSource, compile_procedures
 from pipecat_steward.core.procedures.derive import (
     DERIVE_SCHEMA,
-    Discarded,
+    DiscardedSetting,
     merge_sidecar,
     parse_proposal,
     sidecar_entries,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 from pipecat_steward.core.procedures.weave import Rename, WeaveRefused, check_weave
 from pipecat_steward.exceptions import ConfigError, SLMError, SLMOutputError
 from pipecat_steward.slm.client import SLMClient
 from pipecat_steward.slm.config import SLMStage
-from pipecat_steward.slm.ladder import resolve_stage
 from pipecat_steward.slm.manifests import load_builtin_table
 from pipecat_steward.slm.prompts import DEFAULT_PROMPTS, compose_system
+from pipecat_steward.slm.resolution import resolve_stage
 
 __all__ = [
     "BASE_URL_ENV",
@@ -87,7 +87,7 @@ class Derived:
     prompt: str
     entries: tuple[dict[str, Any], ...]
     new_steps: tuple[str, ...]
-    discarded: tuple[Discarded, ...]
+    discarded: tuple[DiscardedSetting, ...]
     renamed: tuple[Rename, ...]
     refusals: tuple[str, ...]
     checklist: str
@@ -222,7 +222,7 @@ class _Accepted:
     prompt: str
     entries: tuple[dict[str, Any], ...]
     new_steps: tuple[str, ...]
-    discarded: tuple[Discarded, ...]
+    discarded: tuple[DiscardedSetting, ...]
     renamed: tuple[Rename, ...]
     text: str
 
@@ -315,8 +315,10 @@ def write_derived(derived: Derived) -> None:
 def report(derived: Derived) -> str:
     """What a run prints: refusals, reconciled names, dropped settings, the diff, the checklist."""
     rows = [f"attempt {i} refused: {r}" for i, r in enumerate(derived.refusals, start=1)]
-    rows += [f"kept the author's {r.kind} name {r.original!r} (the model called it {r.proposed!r})"
-             for r in derived.renamed]  # fmt: skip
+    rows += [
+        f"kept the author's {r.kind} name {r.original!r} (the model called it {r.proposed!r})"
+        for r in derived.renamed
+    ]
     rows += [f"dropped the proposed settings of {d.step!r}: {d.reason}" for d in derived.discarded]
     added = ", ".join(derived.new_steps) or "none"
     rows.append(
@@ -346,7 +348,7 @@ def checklist(agent_text: str, new_steps: Sequence[str]) -> str:
     return "\n".join(rows) if len(rows) > 1 else "checklist it produces: (no steps)"
 
 
-def _completion(step: Step) -> str:
+def _completion(step: ProcedureStep) -> str:
     """Say how a step completes and what guards it."""
     if step.kind is CompletionKind.TOOL:
         how = f"when {step.tool or 'a tool'} succeeds" + (

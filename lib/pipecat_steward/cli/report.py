@@ -59,8 +59,10 @@ class Spend:
 
     def line(self, label: str) -> str:
         """One printed line."""
-        text = (f"{label:<40} {self.calls:>6} calls {self.input_tokens:>9} in "
-                f"{self.output_tokens:>8} out  ${self.dollars:.6f}")  # fmt: skip
+        text = (
+            f"{label:<40} {self.calls:>6} calls {self.input_tokens:>9} in "
+            f"{self.output_tokens:>8} out  ${self.dollars:.6f}"
+        )
         if self.free:
             text += f" (self-hosted, priced at zero: {'; '.join(sorted(self.free))})"
         if self.unpriced:

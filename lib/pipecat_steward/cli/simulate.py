@@ -3,8 +3,8 @@
 Prints a readable transcript, or one JSON object per caller turn with ``--json``. A folder (or a
 file holding several scenarios) prints a ``== name`` header before each scenario's transcript.
 Checking expectations is ``steward test``'s job.
-``--metrics`` summarises a set of scenarios (a file or a folder of them) with seed 003's
-conversation-quality measures.
+``--metrics`` summarises a set of scenarios (a file or a folder of them) with the
+conversation-quality measures (re-asks, turns to completion, declines, deflections …).
 """
 
 from __future__ import annotations

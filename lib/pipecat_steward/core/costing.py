@@ -143,7 +143,7 @@ def event_cost(book: PriceBook, event: UsageEvent) -> Decimal | None:
 
 
 class ForecastAssumptions(BaseModel):
-    """Per-turn assumptions of the logic_slm forecast (seed 001, "Costing and latency")."""
+    """Per-turn assumptions of the logic_slm cost and latency forecast."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

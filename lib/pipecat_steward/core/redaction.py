@@ -85,8 +85,22 @@ def spoken_secrets(text: str) -> frozenset[str]:
     return frozenset(v for v in found if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET)
 
 
-_NOT_SECRET = frozenset({"correct", "changed", "expired", "locked", "forgotten", "working",
-                         "number", "please", "wrong", "incorrect", "missing", "invalid"})  # fmt: skip
+_NOT_SECRET = frozenset(
+    {
+        "correct",
+        "changed",
+        "expired",
+        "locked",
+        "forgotten",
+        "working",
+        "number",
+        "please",
+        "wrong",
+        "incorrect",
+        "missing",
+        "invalid",
+    }
+)
 
 
 def secret_values(

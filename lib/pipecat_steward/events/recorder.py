@@ -31,7 +31,7 @@ from pipecat_steward.events.schema import (
     TransactionEvent,
     TurnEnded,
 )
-from pipecat_steward.runtime.records import Call, TurnRecord
+from pipecat_steward.runtime.records import RecordedCall, TurnRecord
 
 if TYPE_CHECKING:
     from pipecat_steward.runtime.session import StewardSession
@@ -165,7 +165,7 @@ class SessionRecorder:
                 data={k: _flat(v) for k, v in entry.data.items()},
             )
 
-    def _call(self, call: Call, by: str, gates: Sequence[Mapping[str, Any]]) -> None:
+    def _call(self, call: RecordedCall, by: str, gates: Sequence[Mapping[str, Any]]) -> None:
         result = dict(call.result)
         vetoed = call.outcome == "refused" and any(
             g["tool"] == call.name and g["decision"] == "veto" for g in gates

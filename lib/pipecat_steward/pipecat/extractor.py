@@ -182,10 +182,13 @@ class EntityExtractor:
         redact = self.secrets.redact  # by value: a secret said outside a capture never leaves
         try:
             result = await self.client.complete(
-                self.stage, schema, redact(compose_system(self._instruction, schema)),
-                redact(extraction_prompt(specs, context)), timeout=self.timeout,
+                self.stage,
+                schema,
+                redact(compose_system(self._instruction, schema)),
+                redact(extraction_prompt(specs, context)),
+                timeout=self.timeout,
                 scope="extraction",
-            )  # fmt: skip
+            )
         except Exception as err:
             self.stats.failures += 1
             logger.warning(f"entity extractor: call failed, failing open: {redact(str(err))}")
@@ -203,12 +206,17 @@ class EntityExtractor:
         self.stats.by_turn[turn] = {
             "written": list(merged.written),
             "proposals": [
-                {"slot": p.name, "value": p.value, "status": p.status, "source": p.source,
-                 "taken": p.taken}
+                {
+                    "slot": p.name,
+                    "value": p.value,
+                    "status": p.status,
+                    "source": p.source,
+                    "taken": p.taken,
+                }
                 for p in merged.proposals
             ],
             "refused": [list(r) for r in merged.refused],
-        }  # fmt: skip
+        }
 
     def _expects(self) -> tuple[str, ...]:
         sup = self.session.supervisor

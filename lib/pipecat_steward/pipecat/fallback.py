@@ -3,7 +3,7 @@
 ``StewardBefore`` sits between the user aggregator and the LLM and sees the first inference of
 each caller turn (downstream); ``StewardAfter`` sits right after the LLM and sees the
 re-inference after a tool result, which the assistant aggregator pushes upstream and which
-never reaches a processor before the LLM (``notes/injector-probe.md`` A–C, E). Both share one
+never reaches a processor before the LLM. Both share one
 hook. The instruction suffix travels as an ``LLMUpdateSettingsFrame`` pushed in the frame's
 direction just ahead of it. Limitation: a context frame that a third processor pushes between
 these two and the LLM bypasses the steward — prefer ``Steward.attach``.

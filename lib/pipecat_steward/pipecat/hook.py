@@ -1,6 +1,6 @@
 """The before-inference hook: the engine runs at the LLM service on every inference.
 
-Only at the service is every inference seen (``notes/injector-probe.md``): the first one of a
+Only at the service is every inference seen: the first one of a
 caller turn arrives downstream from the user aggregator, the re-inference after a tool result
 upstream from the assistant aggregator. ``attach`` wraps a service instance's ``process_frame``;
 ``StewardLLMMixin`` does the same for a subclass. On each ``LLMContextFrame`` the engine runs;
@@ -27,7 +27,7 @@ from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.driver import Driver
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardHook", "StewardLLMMixin", "attach"]
@@ -132,7 +132,7 @@ class StewardHook:
         """End the pipeline after the reply: an ``EndWorkerFrame`` behind the spoken frames."""
         await self.llm.push_frame(EndWorkerFrame(reason="end_session"), FrameDirection.DOWNSTREAM)
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         """Write the engine-run call and its result into the context as one pair."""
         assert self._frame is not None
         record_tool_exchange(self._frame[0].context, call.name, dict(call.args), done.result)

@@ -322,10 +322,15 @@ class ProcedureMonitor:
         variables = self._vars()
         tools = tuple(n for n, acted in self._turn_tools if acted)
         decision = decide_assessment(
-            sup.procs, sup.state, variables, moment, text=text, exchange=self.exchange,
+            sup.procs,
+            sup.state,
+            variables,
+            moment,
+            text=text,
+            exchange=self.exchange,
             backed=claim_backed(sup.procs, sup.state, variables, text, tools),
             out_of_order=out_of_order_tools(sup.procs, sup.state, variables, tools),
-        )  # fmt: skip
+        )
         if isinstance(decision, Assess):
             self.assess(decision.steps, decision.reason)
 
@@ -357,9 +362,13 @@ class ProcedureMonitor:
         redact = self.secrets.redact  # by value, at the last moment: secrets learnt late count too
         try:
             result = await self.client.complete(
-                self.stage, VERDICT_SCHEMA, redact(self._system), redact(request.user),
-                timeout=self.timeout, scope="adherence",
-            )  # fmt: skip
+                self.stage,
+                VERDICT_SCHEMA,
+                redact(self._system),
+                redact(request.user),
+                timeout=self.timeout,
+                scope="adherence",
+            )
         except Exception as err:  # SLMError and anything else: supervision silence, not harm
             self.stats.failures += 1
             logger.warning(f"procedure monitor: assessment failed, failing open: {redact(str(err))}")
@@ -390,9 +399,14 @@ class ProcedureMonitor:
         logger.info(f"procedure monitor verdict ({request.reason}): {reasoning!r}")
         self.session.host_write(sup.verdict(self._vars(), checked.verdict))
         self.ladder, outcome = on_finding(
-            self.ladder, checked.verdict.violation, sup.procs, sup.state, self._vars(),
-            self.clock(), checked.suggestion,
-        )  # fmt: skip
+            self.ladder,
+            checked.verdict.violation,
+            sup.procs,
+            sup.state,
+            self._vars(),
+            self.clock(),
+            checked.suggestion,
+        )
         await self._climb(outcome, checked)
 
     async def _climb(self, outcome: Observe | Queue | Deliver | None, checked: Checked) -> None:
@@ -489,10 +503,16 @@ class ProcedureMonitor:
             self._record(nudge, "note_and_response")
 
     def _record(self, c: Correction, channel: str) -> None:
-        self.stats.corrections.append({
-            "step": c.step, "kind": c.kind, "severity": c.severity.value, "channel": channel,
-            "text": self.secrets.redact(c.text), "turn": self.turn,
-        })  # fmt: skip
+        self.stats.corrections.append(
+            {
+                "step": c.step,
+                "kind": c.kind,
+                "severity": c.severity.value,
+                "channel": channel,
+                "text": self.secrets.redact(c.text),
+                "turn": self.turn,
+            }
+        )
 
 
 def _adapter(steward: Steward, llm: FrameProcessor | None) -> ProviderAdapter:
@@ -503,8 +523,9 @@ def _adapter(steward: Steward, llm: FrameProcessor | None) -> ProviderAdapter:
     return adapter_for(llm)
 
 
-_REFUSALS = frozenset({"error", "failed", "failure", "blocked", "vetoed", "refused", "denied",
-                       "rejected"})  # fmt: skip
+_REFUSALS = frozenset(
+    {"error", "failed", "failure", "blocked", "vetoed", "refused", "denied", "rejected"}
+)
 
 
 def _acted(result: Any) -> bool:

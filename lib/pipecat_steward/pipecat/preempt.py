@@ -4,12 +4,12 @@
   its place) instead of running inference. Downstream it is indistinguishable from a model
   reply: sentence-level TTS, the assistant aggregator's context write and its barge-in
   handling (only the sentences already spoken are kept) all behave as for real tokens. A
-  `TTSSpeakFrame` would not: a barge-in during it records nothing (notes/injector-probe F).
+  `TTSSpeakFrame` would not: a barge-in during it records nothing in the context.
 - `record_tool_exchange` writes an engine-fired tool call and its result into the context
   as an assistant `tool_calls` message followed by its `tool` message, so the next real
   request satisfies the provider's ordering rule (no orphan call).
 - `inject_note` queues an `LLMMessagesAppendFrame` into the LLM service itself: the only
-  entry point speech-to-speech services forward to their provider (notes/s2s-injection 1.0).
+  entry point speech-to-speech services forward to their provider.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Schemas are generated from the flow config: a setter's parameters come from the agent's
 validator signature (or from its slots), its description from the validator's docstring — how
-to prepare the argument, never when to call (seed 000 §11). ``confirm_pending``,
+to prepare the argument, never when to call (the engine decides when). ``confirm_pending``,
 ``reject_pending``, ``correct_slot`` and ``decline_slot`` are the steward's own. Executors are
 never offered to the model.
 """

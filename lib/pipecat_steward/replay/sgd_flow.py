@@ -17,7 +17,7 @@ One config per service (see ``docs/sgd.md`` for the reasoning):
   it calls: one more replay slot per such intent, ``yes`` once the caller affirmed the values
   read back, ``no`` again when a value changes after that (the task's ``condition`` reads it);
 - a terminal ``EndDialogue`` task that needs a ``goodbye`` slot the replay never fills, so the
-  flow never auto-completes (the seed-003 completion rule would end the session once every
+  flow never auto-completes (the completion rule would end the session once every
   active task succeeded, and SGD callers go on to other intents);
 - readback off, steer-back and stall escape off (a replay has no stalls to recover from).
 """

@@ -34,7 +34,7 @@ from pipecat_steward.replay.sgd_flow import (
     setter_name,
     tool_name,
 )
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 __all__ = ["Replayer", "replay_split"]
 
@@ -116,33 +116,33 @@ class Replayer:
         if frame.intent != NO_INTENT:
             self._check_state(dialogue_id, frame, session)
 
-    def _plan(self, frame: GoldFrame, session: _Session) -> list[Call]:
+    def _plan(self, frame: GoldFrame, session: _Session) -> list[RecordedCall]:
         """The scripted LLM's calls: one setter call for new values, a correction per change."""
         intent_slot = session.names.intent
         wanted = dict(frame.values)
         if frame.intent != NO_INTENT:
             wanted[intent_slot] = frame.intent
         new: dict[str, str] = {}
-        calls: list[Call] = []
+        calls: list[RecordedCall] = []
         for slot, value in wanted.items():
             if slot not in session.fed:
                 new[slot] = value
             elif session.fed[slot] != value:
-                calls.append(Call("correct_slot", {"slot": slot, "value": value}))
+                calls.append(RecordedCall("correct_slot", {"slot": slot, "value": value}))
                 self._count_change(slot == intent_slot)
         session.fed.update(wanted)
         setter = setter_name(frame.service)
-        calls = [Call(setter, new), *calls] if new else calls
+        calls = [RecordedCall(setter, new), *calls] if new else calls
         return [*calls, *self._confirmations(frame, session, changed=bool(new) or bool(calls))]
 
-    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[Call]:
+    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[RecordedCall]:
         """Feed the caller's confirmation: ``yes`` on AFFIRM, ``no`` again after a change.
 
         A confirmation holds for the values it was given on: any new or changed value (or
         another intent) withdraws every confirmation, and the caller's next AFFIRM of the
         active transactional intent gives it again.
         """
-        calls: list[Call] = []
+        calls: list[RecordedCall] = []
         for intent, slot in session.names.confirm.items():
             was = session.confirmed.get(intent)
             now = "no" if changed and was == "yes" else was
@@ -152,9 +152,9 @@ class Replayer:
                 continue
             session.confirmed[intent] = now
             calls.append(
-                Call(setter_name(frame.service), {slot: now})
+                RecordedCall(setter_name(frame.service), {slot: now})
                 if was is None
-                else Call("correct_slot", {"slot": slot, "value": now})
+                else RecordedCall("correct_slot", {"slot": slot, "value": now})
             )
         return calls
 

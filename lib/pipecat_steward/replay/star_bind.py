@@ -85,8 +85,10 @@ def criteria_fields(
     if required != [] or not inputs:
         return dict(fields)
     informs = {label for label, step in proc.steps.items() if step.kind == "inform"}
-    return {label: tuple(inputs) if label in informs and len(got) > 1 else got
-            for label, got in fields.items()}  # fmt: skip
+    return {
+        label: tuple(inputs) if label in informs and len(got) > 1 else got
+        for label, got in fields.items()
+    }
 
 
 def collecting(proc: StarProcedure) -> list[str]:
@@ -95,8 +97,11 @@ def collecting(proc: StarProcedure) -> list[str]:
     Steps after a query report its result or ask for consent.
     """
     queries = set(proc.queries)
-    return [label for label, step in proc.steps.items() if step.kind != "query"
-            and not queries & set(proc.procs.ancestors[label])]  # fmt: skip
+    return [
+        label
+        for label, step in proc.steps.items()
+        if step.kind != "query" and not queries & set(proc.procs.ancestors[label])
+    ]
 
 
 def bind_fields(
@@ -143,8 +148,11 @@ def _score(
 def _best(
     hits: Counter[tuple[str, str]], asked: Counter[str], asks: set[str]
 ) -> dict[str, tuple[str, ...]]:
-    share = {key: n / asked[key[0]] for key, n in hits.items() if key[0] in asks
-             and n >= MIN_HITS and n >= MIN_SHARE * asked[key[0]]}  # fmt: skip
+    share = {
+        key: n / asked[key[0]]
+        for key, n in hits.items()
+        if key[0] in asks and n >= MIN_HITS and n >= MIN_SHARE * asked[key[0]]
+    }
     out: dict[str, tuple[str, ...]] = {}
     taken: set[str] = set()
     for (label, name), _ in sorted(share.items(), key=lambda kv: -kv[1]):
@@ -176,8 +184,12 @@ def bind_inform_fields(
         out[task] = {
             label: names
             for label in informs
-            if (names := tuple(n for (lb, n), c in sorted(hits[task].items())
-                               if lb == label and c >= MIN_HITS
-                               and c >= MIN_INFORM_SHARE * asked[task][label]))
-        }  # fmt: skip
+            if (
+                names := tuple(
+                    n
+                    for (lb, n), c in sorted(hits[task].items())
+                    if lb == label and c >= MIN_HITS and c >= MIN_INFORM_SHARE * asked[task][label]
+                )
+            )
+        }
     return out

@@ -52,6 +52,7 @@ from pipecat_steward.core.procedures import (
     done_name,
 )
 from pipecat_steward.core.procedures.validate import validate_procedures
+from pipecat_steward.core.words import word_set
 
 __all__ = ["SHARED_LABELS", "StarProcedure", "StarStep", "compile_task"]
 
@@ -59,13 +60,12 @@ SHARED_LABELS = frozenset({"hello", "anything_else", "out_of_scope", "custom"})
 OUTCOME_PAIRS = (("available", "unavailable"), ("query_success", "query_failure"))
 _OUTCOMES = frozenset(label for pair in OUTCOME_PAIRS for label in pair)
 _ENTRY = "hello"
-_FUNCTION_WORDS = frozenset((
-    "the", "and", "are", "was", "were", "has", "have", "had", "can", "could", "would", "will",
-    "shall", "should", "may", "might", "must", "you", "your", "yours", "our", "for", "with",
-    "from", "that", "this", "these", "those", "what", "which", "who", "whom", "when", "where",
-    "why", "how", "not", "any", "all", "some", "none", "there", "here", "please", "thank",
-    "thanks", "sorry", "also", "just", "only", "than", "then", "into", "about",
-))  # fmt: skip
+_FUNCTION_WORDS = word_set(
+    "the and are was were has have had can could would will shall should may might must you "
+    "your yours our for with from that this these those what which who whom when where why "
+    "how not any all some none there here please thank thanks sorry also just only than "
+    "then into about"
+)
 StepKind = Literal["ask", "inform", "query"]
 
 
@@ -152,13 +152,17 @@ class _Graph:
     def __post_init__(self) -> None:
         self.nodes = list(dict.fromkeys([x for kv in self.graph.items() for x in kv]))
         targets = set(self.graph.values())
-        self.branches = [k for k in self.graph if k not in targets and k != _ENTRY
-                         and k not in SHARED_LABELS]  # fmt: skip
+        self.branches = [
+            k for k in self.graph if k not in targets and k != _ENTRY and k not in SHARED_LABELS
+        ]
         entry = _ENTRY if _ENTRY in self.graph else next(iter(self.graph), _ENTRY)
         self.main = _reach(self.graph, entry, set())
         self.chains = {b: _reach(self.graph, self.graph[b], set(self.main)) for b in self.branches}
-        self.steps = [n for n in [*self.main, *(x for c in self.chains.values() for x in c)]
-                      if n not in SHARED_LABELS and n not in self.branches]  # fmt: skip
+        self.steps = [
+            n
+            for n in [*self.main, *(x for c in self.chains.values() for x in c)]
+            if n not in SHARED_LABELS and n not in self.branches
+        ]
         self.steps = list(dict.fromkeys(self.steps))
         if not any(_is_query(n) for n in self.steps):  # the API call exists even if unplaced
             self.steps += [_safe(r) for r in self.replies if _is_query(r)] or ["query"]
@@ -180,8 +184,13 @@ class _Graph:
         for query, pair in self.outcomes.items():
             if label in pair:
                 return query
-        questions = [n for n in self.steps if n not in self.graph and not _is_query(n)
-                     and self.replies.get(n, "").rstrip().endswith("?")]  # fmt: skip
+        questions = [
+            n
+            for n in self.steps
+            if n not in self.graph
+            and not _is_query(n)
+            and self.replies.get(n, "").rstrip().endswith("?")
+        ]
         if len(questions) > 1:  # several: the one a positive outcome leads to
             questions = [q for q in questions if self._on_positive(q)]
         return questions[0] if len(questions) == 1 else None
@@ -310,21 +319,34 @@ def compile_task(
     collects = fields or {}
     optional = {label for label in g.steps if _optional(collects.get(label, ()), required)}
     steps = {
-        label: StarStep(label, g.kind(label), _resolve(g, label, optional),
-                        _tool(task, label) if g.kind(label) == "query" else None,
-                        _applies(g, label, optional), tuple(collects.get(label, ())),
-                        label in optional,
-                        replies.get(label, ""))
+        label: StarStep(
+            label,
+            g.kind(label),
+            _resolve(g, label, optional),
+            _tool(task, label) if g.kind(label) == "query" else None,
+            _applies(g, label, optional),
+            tuple(collects.get(label, ())),
+            label in optional,
+            replies.get(label, ""),
+        )
         for label in g.steps
-    }  # fmt: skip
+    }
     config = {"steps": [_settings(s, replies.get(s.label, "")) for s in steps.values()]}
     source = ScopeSource("main", "", config)
     report = validate_procedures([source], tools=[s.tool for s in steps.values() if s.tool])
     entry = {x: b for b, c in g.chains.items() if b not in _OUTCOMES for x in c}
     names = [said(s.label) for s in steps.values() if s.kind != "query"]
     names += [branch(b) for b in g.branches]
-    return StarProcedure(task, steps, config, compile_procedures([source]), report.issues,
-                         g.outcomes, entry, dict.fromkeys(names, False))  # fmt: skip
+    return StarProcedure(
+        task,
+        steps,
+        config,
+        compile_procedures([source]),
+        report.issues,
+        g.outcomes,
+        entry,
+        dict.fromkeys(names, False),
+    )
 
 
 def _applies(g: _Graph, label: str, optional: set[str]) -> str | None:
@@ -365,8 +387,11 @@ def _resolve(g: _Graph, label: str, optional: set[str]) -> tuple[str, ...]:
 
 
 def _settings(step: StarStep, reply: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": step.label, "guidance": reply or step.label,
-                             "requires": list(step.requires)}  # fmt: skip
+    entry: dict[str, Any] = {
+        "id": step.label,
+        "guidance": reply or step.label,
+        "requires": list(step.requires),
+    }
     if step.kind == "query":
         entry["complete_when"] = {"kind": "tool", "tool": step.tool}
         entry["irreversible"] = True

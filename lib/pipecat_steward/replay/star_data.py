@@ -98,8 +98,13 @@ def parse_dialogue(raw: Mapping[str, Any]) -> StarDialogue:
     scenario = cast(Mapping[str, Any], raw.get("Scenario", {}))
     tasks = tuple(str(c["Task"]) for c in scenario.get("WizardCapabilities", []))
     events = [e for e in (_event(x) for x in raw.get("Events", [])) if e is not None]
-    return StarDialogue(str(raw.get("DialogueID")), bool(scenario.get("Happy")), tasks,
-                        tuple(events), _drafts(raw.get("Events", [])))  # fmt: skip
+    return StarDialogue(
+        str(raw.get("DialogueID")),
+        bool(scenario.get("Happy")),
+        tasks,
+        tuple(events),
+        _drafts(raw.get("Events", [])),
+    )
 
 
 def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:

@@ -72,9 +72,10 @@ def _candidates(flowchart: Mapping[str, Any]) -> dict[str, str]:
     return {
         str(label): str(text)
         for label, text in flowchart.get("replies", {}).items()
-        if str(label) not in _NOT_REPLIES and str(label) not in branches
+        if str(label) not in _NOT_REPLIES
+        and str(label) not in branches
         and not (str(label) == "query" or str(label).startswith("query_"))
-    }  # fmt: skip
+    }
 
 
 Vector = dict[str, float]
@@ -100,8 +101,10 @@ class EchoMatcher:
     def vector(self, text: str) -> Vector:
         """The text's unit TF-IDF vector."""
         counts = Counter(words(text))
-        raw = {w: n * (math.log((self._n + 1) / (self._df.get(w, 0) + 1)) + 1)
-               for w, n in counts.items()}  # fmt: skip
+        raw = {
+            w: n * (math.log((self._n + 1) / (self._df.get(w, 0) + 1)) + 1)
+            for w, n in counts.items()
+        }
         norm = math.sqrt(sum(x * x for x in raw.values())) or 1.0
         return {w: x / norm for w, x in raw.items()}
 
@@ -110,11 +113,13 @@ class EchoMatcher:
         vs = [self.vector(x) for x in _parts(text)]
         negative = _negative(text)
         scored = sorted(
-            ((max(_cos(v, u) for v in vs for u in us), label)
-             for label, us in self._vectors.get(task, {}).items()
-             if self._negative[task][label] == negative),
+            (
+                (max(_cos(v, u) for v in vs for u in us), label)
+                for label, us in self._vectors.get(task, {}).items()
+                if self._negative[task][label] == negative
+            ),
             reverse=True,
-        )  # fmt: skip
+        )
         if not scored or scored[0][0] < ECHO_MIN:
             return None
         top, label = scored[0]
@@ -170,6 +175,10 @@ def measure_echo(
             continue
         named += 1
         right += words(replies[label]) == words(replies[picked])
-    return {"drafts": seen, "named_step": named, "same_template": right,
-            "other_template": named - right,
-            "wrong_share": round((named - right) / named, 4) if named else None}  # fmt: skip
+    return {
+        "drafts": seen,
+        "named_step": named,
+        "same_template": right,
+        "other_template": named - right,
+        "wrong_share": round((named - right) / named, 4) if named else None,
+    }

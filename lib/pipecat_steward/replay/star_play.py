@@ -190,8 +190,14 @@ class Player:
         if isinstance(decision, Veto):
             self.sup.block(decision)
             nxt = decision.next_step.id if decision.next_step else None
-            call = GateCall(index, label, False, tuple(s.id for s in decision.open_steps),
-                            decision.message(), nxt)  # fmt: skip
+            call = GateCall(
+                index,
+                label,
+                False,
+                tuple(s.id for s in decision.open_steps),
+                decision.message(),
+                nxt,
+            )
         else:
             call = GateCall(index, label, isinstance(decision, Allow))
         self.calls.append(call)
@@ -215,7 +221,8 @@ class Player:
             self._set(index, {branch(pair[1] if failed else pair[0]): True})
         before = self.done()
         result: dict[str, JsonValue] = {"success": True, "found": item is not None}
-        self.variables, note = self.sup.tool_result(self.variables, self.proc.tool(label), result,
-                                                    f"q{index}")  # fmt: skip
+        self.variables, note = self.sup.tool_result(
+            self.variables, self.proc.tool(label), result, f"q{index}"
+        )
         self._stamp(index, before)
         self.guided.append((index, self.current if note else None))

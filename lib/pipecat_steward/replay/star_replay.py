@@ -69,8 +69,10 @@ class StarReplayer:
         self.bindings = bind_fields(first, self.apis, dialogues)
         self.informs = bind_inform_fields(first, self.apis, dialogues)
         self.echo = EchoMatcher(flowcharts)
-        self.procs = {t: compile_task(t, f, apis.get(t), self._fields(first[t], f, apis.get(t)))
-                      for t, f in flowcharts.items()}  # fmt: skip
+        self.procs = {
+            t: compile_task(t, f, apis.get(t), self._fields(first[t], f, apis.get(t)))
+            for t, f in flowcharts.items()
+        }
 
     def _fields(
         self, proc: StarProcedure, flowchart: Mapping[str, Any], api: Mapping[str, Any] | None
@@ -110,10 +112,15 @@ class StarReplayer:
         """
         events = dialogue.events
         players = {
-            t: Player(self.procs[t], next_query_values(events, self.apis[t]),
-                      supplied_fields(events, self.apis[t], fallback=fallback), self.echo)
-            for t in dict.fromkeys(dialogue.tasks) if t in self.procs
-        }  # fmt: skip
+            t: Player(
+                self.procs[t],
+                next_query_values(events, self.apis[t]),
+                supplied_fields(events, self.apis[t], fallback=fallback),
+                self.echo,
+            )
+            for t in dict.fromkeys(dialogue.tasks)
+            if t in self.procs
+        }
         single = next(iter(players.values())) if len(players) == 1 else None
         actions: list[tuple[str, str]] = []
         for i in range(len(events)) if order is None else order:
@@ -164,8 +171,12 @@ def _perturb(
         if call is None:
             continue
         procs = player.proc.procs
-        prereqs = [a for a in procs.ancestors[call.label]
-                   if player.proc.steps[a].kind != "query" and player.done_at.get(a, call.index) < call.index]  # fmt: skip
+        prereqs = [
+            a
+            for a in procs.ancestors[call.label]
+            if player.proc.steps[a].kind != "query"
+            and player.done_at.get(a, call.index) < call.index
+        ]
         every = range(len(dialogue.events))
         for step in prereqs:
             drop = {player.done_at[step], player.answered_by.get(step, -1)}
@@ -193,13 +204,19 @@ def _judge(
     if call is None:
         return
     procs = player.proc.procs
-    broken = [a for a in procs.ancestors[call.label]
-              if step_state(procs.steps[a], player.variables) is StepState.OPEN]  # fmt: skip
+    broken = [
+        a
+        for a in procs.ancestors[call.label]
+        if step_state(procs.steps[a], player.variables) is StepState.OPEN
+    ]
     titles = [procs.steps[a].title for a in broken]
     nxt = procs.steps.get(call.next_step or "")
     guided = nxt is not None and nxt.id in broken and ready(procs, nxt, player.variables)
-    caught = (not call.allowed and set(broken) <= set(call.open_steps)
-              and all(t in call.message for t in titles))  # fmt: skip
+    caught = (
+        not call.allowed
+        and set(broken) <= set(call.open_steps)
+        and all(t in call.message for t in titles)
+    )
     report.perturbation(task, kind, dialogue.dialogue_id, bool(broken), caught, broken, call)
     if broken:
         report.veto_guidance(guided)
@@ -229,19 +246,27 @@ def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None)
                 report.heard_only(task, dialogue.happy, call.allowed)
         if dialogue.happy:
             _perturb(replayer, dialogue, replayer.play(dialogue), report)
-    seconds = {"compile_and_bind": compiled - start, "replay": played_s,
-               "total": time.perf_counter() - start}  # fmt: skip
+    seconds = {
+        "compile_and_bind": compiled - start,
+        "replay": played_s,
+        "total": time.perf_counter() - start,
+    }
     return {**report.summary(len(todo), seconds), "echo_rule": _echo_rule(replayer, todo)}
 
 
 def _echo_rule(replayer: StarReplayer, todo: Sequence[StarDialogue]) -> dict[str, Any]:
     """The echo rule measured on the wizards' drafts (each draft to the task of its label)."""
     replies = replayer.echo.replies
-    drafts = [(next(t for t in d.tasks if label in replies.get(t, {})), text, label)
-              for d in todo for text, label in d.drafts
-              if any(label in replies.get(t, {}) for t in d.tasks)]  # fmt: skip
-    steps = {t: [s.label for s in p.steps.values() if s.kind != "query"]
-             for t, p in replayer.procs.items()}  # fmt: skip
+    drafts = [
+        (next(t for t in d.tasks if label in replies.get(t, {})), text, label)
+        for d in todo
+        for text, label in d.drafts
+        if any(label in replies.get(t, {}) for t in d.tasks)
+    ]
+    steps = {
+        t: [s.label for s in p.steps.values() if s.kind != "query"]
+        for t, p in replayer.procs.items()
+    }
     return measure_echo(replayer.echo, drafts, steps)
 
 
@@ -263,8 +288,9 @@ def _veto(dialogue: StarDialogue, player: Player, call: GateCall) -> VetoRecord:
     events = dialogue.events
     picks = {e.label: j for j, e in reversed(list(enumerate(events))) if e.kind == "pick"}
     given = set((events[call.index].constraints or {}).keys())
-    classes = tuple(_classify(player.proc, step, picks.get(step), call.index, given)
-                    for step in call.open_steps)  # fmt: skip
+    classes = tuple(
+        _classify(player.proc, step, picks.get(step), call.index, given) for step in call.open_steps
+    )
     return VetoRecord(dialogue.dialogue_id, call.label, call.open_steps, classes, call.message)
 
 

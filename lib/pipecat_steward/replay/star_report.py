@@ -137,16 +137,20 @@ class Report:
         elif following is None:
             self.guidance["result_note_no_later_pick"] += 1
         else:
-            self.guidance["result_note_matches_next_pick" if step == following
-                          else "result_note_differs_from_next_pick"] += 1  # fmt: skip
+            self.guidance[
+                "result_note_matches_next_pick"
+                if step == following
+                else "result_note_differs_from_next_pick"
+            ] += 1
 
     def heard_only(self, task: str, happy: bool, allowed: bool) -> None:
         """One gold query of the run whose extraction stand-in has no fallback."""
         self.heard[(task, happy, allowed)] += 1
 
     def _heard_share(self, happy: bool, task: str | None = None) -> float | None:
-        hits = [(t, a, n) for (t, h, a), n in self.heard.items()
-                if h == happy and task in (None, t)]  # fmt: skip
+        hits = [
+            (t, a, n) for (t, h, a), n in self.heard.items() if h == happy and task in (None, t)
+        ]
         return _share(sum(n for _, a, n in hits if a), sum(n for _, _, n in hits))
 
     def actions(self, task: str, happy: bool, pairs: Iterable[tuple[str, str]]) -> None:
@@ -175,8 +179,15 @@ class Report:
             p.broken[kind] += 1
             p.caught[kind] += caught
             if not caught:
-                p.missed.append({"dialogue": dialogue_id, "kind": kind, "open": list(open_steps),
-                                 "allowed": call.allowed, "message": call.message})  # fmt: skip
+                p.missed.append(
+                    {
+                        "dialogue": dialogue_id,
+                        "kind": kind,
+                        "open": list(open_steps),
+                        "allowed": call.allowed,
+                        "message": call.message,
+                    }
+                )
 
     def summary(self, dialogues: int, seconds: Mapping[str, float]) -> dict[str, Any]:
         """The report as one JSON-safe mapping."""
@@ -199,18 +210,26 @@ class Report:
             "seconds": {k: round(v, 2) for k, v in seconds.items()},
             "perturbations": self._perturbations(),
             "guidance": dict(sorted(self.guidance.items())),
-            "veto_classes_happy": dict(Counter(c for t in happy for v in t.vetoes for c in v.classes)),
-            "veto_classes_unhappy": dict(Counter(c for t in unhappy for v in t.vetoes for c in v.classes)),
+            "veto_classes_happy": dict(
+                Counter(c for t in happy for v in t.vetoes for c in v.classes)
+            ),
+            "veto_classes_unhappy": dict(
+                Counter(c for t in unhappy for v in t.vetoes for c in v.classes)
+            ),
             "ask_rule": {t: dict(c) for t, c in sorted(self.asks.items()) if c},
             "tasks": {t: self._task(t) for t in sorted(self.procs)},
             "baselines": BASELINES,
             "vetoes_happy": self._vetoes(True),
             "vetoes_unhappy": self._vetoes(False),
-        }  # fmt: skip
+        }
 
     def _vetoes(self, happy: bool) -> list[dict[str, Any]]:
-        return [_veto_json(t, v) for (t, h), tally in sorted(self.tallies.items())
-                if h == happy for v in tally.vetoes]  # fmt: skip
+        return [
+            _veto_json(t, v)
+            for (t, h), tally in sorted(self.tallies.items())
+            if h == happy
+            for v in tally.vetoes
+        ]
 
     def _perturbations(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -218,8 +237,12 @@ class Report:
             made = sum(p.made[kind] for p in self.perturb.values())
             broken = sum(p.broken[kind] for p in self.perturb.values())
             caught = sum(p.caught[kind] for p in self.perturb.values())
-            out[kind] = {"made": made, "broke_an_edge": broken, "caught": caught,
-                         "caught_share": _share(caught, broken)}  # fmt: skip
+            out[kind] = {
+                "made": made,
+                "broke_an_edge": broken,
+                "caught": caught,
+                "caught_share": _share(caught, broken),
+            }
         out["missed"] = [m for p in self.perturb.values() for m in p.missed]
         return out
 
@@ -228,7 +251,7 @@ class Report:
         out: dict[str, Any] = {
             "steps": {
                 s.label: s.kind + (" (optional)" if s.optional else "") for s in proc.steps.values()
-            },  # fmt: skip
+            },
             "validation_errors": [str(i) for i in proc.issues if i.severity.value == "error"],
             "validation_warnings": [str(i) for i in proc.issues if i.severity.value == "warning"],
             "fields": {s.label: list(s.fields) for s in proc.steps.values() if s.fields},
@@ -243,8 +266,10 @@ class Report:
                 "next_action": _agreement(tally.actions),
             }
         p = self.perturb.get(task, _Perturbations())
-        out["perturbations"] = {"broke_an_edge": sum(p.broken.values()),
-                                "caught": sum(p.caught.values())}  # fmt: skip
+        out["perturbations"] = {
+            "broke_an_edge": sum(p.broken.values()),
+            "caught": sum(p.caught.values()),
+        }
         return out
 
 
@@ -253,5 +278,11 @@ def _allowed(tallies: Sequence[_Tally]) -> tuple[int, int]:
 
 
 def _veto_json(task: str, v: VetoRecord) -> dict[str, Any]:
-    return {"task": task, "dialogue": v.dialogue_id, "query": v.query,
-            "open": list(v.open_steps), "classes": list(v.classes), "message": v.message}  # fmt: skip
+    return {
+        "task": task,
+        "dialogue": v.dialogue_id,
+        "query": v.query,
+        "open": list(v.open_steps),
+        "classes": list(v.classes),
+        "message": v.message,
+    }

@@ -126,8 +126,10 @@ def argument_problem(
     expected = ", ".join(
         f"{p} (required)" if p in params.required else p for p in params.properties
     )
-    parts = [f"unknown argument(s) {', '.join(unexpected)}" if unexpected else "",
-             f"missing {', '.join(missing)}" if missing else ""]  # fmt: skip
+    parts = [
+        f"unknown argument(s) {', '.join(unexpected)}" if unexpected else "",
+        f"missing {', '.join(missing)}" if missing else "",
+    ]
     problem = "; ".join(p for p in parts if p)
     return {
         "error": True,

@@ -108,8 +108,16 @@ class _Transactions(_Strict):
 
 _STATE = TypeAdapter(SessionState)
 _STATE_FIELDS = frozenset(f.name for f in fields(SessionState))
-_COUNTERS = ("turn", "invocation", "revision", "seen_revision", "steer_back_turns",
-             "stall_turns", "settled_count", "pending_turn")  # fmt: skip
+_COUNTERS = (
+    "turn",
+    "invocation",
+    "revision",
+    "seen_revision",
+    "steer_back_turns",
+    "stall_turns",
+    "settled_count",
+    "pending_turn",
+)
 
 
 def payload_problem(data: object, *, transactions: bool = False) -> str | None:

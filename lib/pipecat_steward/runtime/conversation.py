@@ -22,10 +22,10 @@ from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.records import (
     BotUtterance,
-    Call,
     Inference,
     LLMPolicy,
     Outcome,
+    RecordedCall,
     Source,
     TurnRecord,
 )
@@ -33,7 +33,7 @@ from pipecat_steward.runtime.session import StewardSession
 
 __all__ = [
     "BotUtterance",
-    "Call",
+    "RecordedCall",
     "Conversation",
     "Inference",
     "LLMPolicy",
@@ -65,7 +65,7 @@ class _PolicyHost:
             if call.name in action.visible_tools:
                 self.session.tool_call(call.name, call.args)
             else:
-                refused = Call(call.name, dict(call.args), "refused")
+                refused = RecordedCall(call.name, dict(call.args), "refused")
                 self.session.turn.llm_calls.append(self.session.recorded(refused))
         if inference.say:
             await self.speak(inference.say, "llm")
@@ -80,7 +80,7 @@ class _PolicyHost:
     async def deliver(self, action: Action) -> None:
         self.session.take_payloads(action)
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         return None
 
     async def end(self) -> None:

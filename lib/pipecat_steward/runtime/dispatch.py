@@ -3,7 +3,7 @@
 This is the tool wrapper's logic, free of Pipecat so the simulator, the replay and the Pipecat
 seam share it.
 
-The agent's setter functions are plain validators (seed 000 §6): they take the tool's arguments
+The agent's setter functions are plain validators (pure): they take the tool's arguments
 and return ``{"stored": True, "value": …}`` or ``{"error": True, "error_code": …}``. A setter the
 agent did not write gets a pass-through validator.
 """

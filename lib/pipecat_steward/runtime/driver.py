@@ -14,7 +14,7 @@ import asyncio
 from typing import Protocol
 
 from pipecat_steward.core.slots import Action, ToolCall
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["Driver", "Host"]
@@ -37,7 +37,7 @@ class Host(Protocol):
         """Deliver rich response parts and checklist status for ``action``."""
         ...
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         """Record an engine-run call and its result in the conversation history."""
         ...
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pipecat_steward.core.slots import ToolCall
 from pipecat_steward.core.slots.exits import then_call
 from pipecat_steward.core.slots.prompt import summary
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 
 if TYPE_CHECKING:
     from pipecat_steward.runtime.session import StewardSession
@@ -73,7 +73,7 @@ async def hand_over(session: StewardSession, handover: Handover) -> dict[str, An
         args = {**call.args, **{k: v for k, v in handover.details.items() if k != "type"}}
         result = await session.invoke(call.name, args)
         outcome = "error" if result.get("error") else "ok"
-        session.turn.fired.append(Call(call.name, args, outcome, result))
+        session.turn.fired.append(RecordedCall(call.name, args, outcome, result))
         data["tool"] = call.name
         handover = dataclasses.replace(handover, tool_called=True)
     if session.on_handover is not None:

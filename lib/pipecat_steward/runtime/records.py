@@ -13,14 +13,14 @@ from typing import Any, Literal
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.slots.action import DebugEntry
 
-__all__ = ["BotUtterance", "Call", "Inference", "LLMPolicy", "Outcome", "Source", "TurnRecord"]
+__all__ = ["BotUtterance", "RecordedCall", "Inference", "LLMPolicy", "Outcome", "Source", "TurnRecord"]
 
 Source = Literal["llm", "preempt", "announce", "note"]
 Outcome = Literal["ok", "error", "refused"]
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class RecordedCall:
     """A tool call the LLM makes (or an executor the engine fires), with its outcome."""
 
     name: str
@@ -33,7 +33,7 @@ class Call:
 class Inference:
     """What the LLM does in one inference: tool calls, then (optionally) text."""
 
-    calls: Sequence[Call] = ()
+    calls: Sequence[RecordedCall] = ()
     say: str | None = None
 
 
@@ -55,8 +55,8 @@ class TurnRecord:
 
     user: str
     actions: list[Action] = field(default_factory=lambda: [])
-    llm_calls: list[Call] = field(default_factory=lambda: [])
-    fired: list[Call] = field(default_factory=lambda: [])
+    llm_calls: list[RecordedCall] = field(default_factory=lambda: [])
+    fired: list[RecordedCall] = field(default_factory=lambda: [])
     bot: list[BotUtterance] = field(default_factory=lambda: [])
     events: list[DebugEntry] = field(default_factory=lambda: [])
     payloads: list[dict[str, Any]] = field(default_factory=lambda: [])

@@ -53,7 +53,7 @@ from pipecat_steward.runtime.handover import (
     hand_over,
 )
 from pipecat_steward.runtime.oversight import Judge, Oversight, Rider
-from pipecat_steward.runtime.records import BotUtterance, Call, Source, TurnRecord
+from pipecat_steward.runtime.records import BotUtterance, RecordedCall, Source, TurnRecord
 from pipecat_steward.runtime.supervision import Supervisor
 from pipecat_steward.storage.checkpoints import VersionConflict
 
@@ -187,21 +187,21 @@ class StewardSession:
             self.turn.events.extend(action.events)
         return action
 
-    async def run_call(self, call: ToolCall) -> Call:
+    async def run_call(self, call: ToolCall) -> RecordedCall:
         """Run a call an action asked for and route its result into the state."""
         if self.conflict is not None:
             return self._refuse_stale(call.name, call.args, self.turn.fired)
         if call.kind == "confirm":
             routed = confirm_pending(self.agent.flow, self.state)
             self.state = routed.state
-            done = Call(call.name, {}, "ok" if routed.ok else "error", routed.reply)
+            done = RecordedCall(call.name, {}, "ok" if routed.ok else "error", routed.reply)
         elif call.kind == "executor":
             result = await self._invoke(call.name, call.args, self._deadline(call))
             routed = route_executor(self.agent.flow, self.state, call.name, result)
             self.state = routed.state
-            done = Call(call.name, dict(call.args), "ok" if routed.ok else "error", result)
+            done = RecordedCall(call.name, dict(call.args), "ok" if routed.ok else "error", result)
         else:
-            done = Call(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
+            done = RecordedCall(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
         self._sync()
         self.turn.fired.append(self.recorded(done))
         await self.save()
@@ -271,9 +271,9 @@ class StewardSession:
             self.turn.actions.append(action)
         return action
 
-    def _refuse_stale(self, name: str, args: Mapping[str, Any], into: list[Call]) -> Call:
+    def _refuse_stale(self, name: str, args: Mapping[str, Any], into: list[RecordedCall]) -> RecordedCall:
         reply = {"error": True, "error_code": "steward_conflict", "directive": CONFLICT_DIRECTIVE}
-        call = Call(name, dict(args), "refused", reply)
+        call = RecordedCall(name, dict(args), "refused", reply)
         into.append(self.recorded(call))
         return call
 
@@ -360,16 +360,16 @@ class StewardSession:
             self.state = state
         return problem
 
-    def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
+    def tool_call(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Route a steward tool the model called; a tool not visible now is refused."""
         if self.conflict is not None:
             return self._refuse_stale(name, args, self.turn.llm_calls)
         visible = self.last_action.visible_tools if self.last_action else frozenset()
         if name not in visible:
             reply = {"error": True, "error_code": "not_available", "directive": self._directive()}
-            call = Call(name, dict(args), "refused", reply)
+            call = RecordedCall(name, dict(args), "refused", reply)
         elif (problem := self._argument_problem(name, args)) is not None:
-            call = Call(name, dict(args), "error", self._ride(problem))
+            call = RecordedCall(name, dict(args), "error", self._ride(problem))
         else:
             routed = dispatch(
                 self.agent.flow,
@@ -383,27 +383,27 @@ class StewardSession:
             self.state = routed.state
             self._sync()
             self._note_failure(name, routed.reply)
-            call = Call(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
+            call = RecordedCall(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
         self.turn.llm_calls.append(self.recorded(call))
         return call
 
     async def agent_tool_call(
         self, name: str, args: Mapping[str, Any], call_id: str | None = None
-    ) -> Call:
+    ) -> RecordedCall:
         """Run one of the agent's own tools the model called, through the procedure gate."""
         if self.conflict is not None:
             return self._refuse_stale(name, args, self.turn.llm_calls)
         problem = self._argument_problem(name, args)
         decision = await self._gate(name) if problem is None else None
         if problem is not None:
-            call = Call(name, dict(args), "error", self._ride(problem))
+            call = RecordedCall(name, dict(args), "error", self._ride(problem))
         elif isinstance(decision, Veto):
-            call = Call(name, dict(args), "refused", decision.result())
+            call = RecordedCall(name, dict(args), "refused", decision.result())
         else:
             result = await self._invoke(name, args)
             note = self._tool_result(name, result, call_id)
             reply = self._ride({**result, **({"steward_note": note} if note else {})})
-            call = Call(name, dict(args), "error" if result.get("error") else "ok", reply)
+            call = RecordedCall(name, dict(args), "error" if result.get("error") else "ok", reply)
         self.turn.llm_calls.append(self.recorded(call))
         return call
 
@@ -493,7 +493,7 @@ class StewardSession:
         return out
 
     def take_payloads(self, action: Action) -> list[dict[str, Any]]:
-        """Rich response parts to deliver now (seed 000 §8a).
+        """Rich response parts (buttons, cards) to deliver now on the session's channel.
 
         A preempt's own parts, else those stashed for the LLM's reply; stashed parts go once.
         """
@@ -537,10 +537,10 @@ class StewardSession:
 
         return secrets_for(self)
 
-    def recorded(self, call: Call) -> Call:
+    def recorded(self, call: RecordedCall) -> RecordedCall:
         """``call`` as a turn record keeps it: secrets in its arguments and result redacted."""
         redact = self.secrets.redact
-        return Call(call.name, redact_tree(call.args, redact), call.outcome, redact_tree(call.result, redact))
+        return RecordedCall(call.name, redact_tree(call.args, redact), call.outcome, redact_tree(call.result, redact))
 
 
 async def _awaited(result: Awaitable[Any]) -> Any:

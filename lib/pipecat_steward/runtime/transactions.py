@@ -1,4 +1,4 @@
-"""``TransactionSession``: seed 004's multi-turn transactions driven through the same seam.
+"""``TransactionSession``: multi-turn transactions driven through the same seam.
 
 An agent with ``intents:`` in its agent.yaml gets this session instead of the plain one. The
 LLM sees the transaction vocabulary (``start_<intent>``, the active intent's setters,
@@ -43,7 +43,7 @@ from pipecat_steward.core.transactions import (
     tool_specs,
 )
 from pipecat_steward.runtime.checkpoint_schema import payload_problem
-from pipecat_steward.runtime.records import Call, TurnRecord
+from pipecat_steward.runtime.records import RecordedCall, TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
@@ -153,19 +153,19 @@ class TransactionSession(StewardSession):
         self.turn.events.extend(action.events)
         return action
 
-    def tool_call(self, name: str, args: Mapping[str, Any]) -> Call:
+    def tool_call(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Collect a transaction tool the LLM called; the turn's calls are routed together."""
         if self.conflict is not None:
             return super().tool_call(name, args)
         reply = refusal(self._context(), self.desk, name, self.heard)
         if reply is not None:
-            call = Call(name, dict(args), "refused", reply)
+            call = RecordedCall(name, dict(args), "refused", reply)
         else:
             call = self._collect(name, args)
         self.turn.llm_calls.append(self.recorded(call))
         return call
 
-    async def run_call(self, call: ToolCall) -> Call:
+    async def run_call(self, call: ToolCall) -> RecordedCall:
         """Run pre-validation or the transaction's executor, checkpointing around it."""
         if call.task not in (PRE_VALIDATION_TASK, EXECUTOR_TASK):
             return await super().run_call(call)
@@ -175,7 +175,7 @@ class TransactionSession(StewardSession):
         result = await self._invoke(call.name, call.args)
         ok = bool(result.get("success", not result.get("error")))
         self.desk = ran(self._context(), self.desk, call, result, ok)
-        done = Call(call.name, dict(call.args), "ok" if ok else "error", result)
+        done = RecordedCall(call.name, dict(call.args), "ok" if ok else "error", result)
         self.turn.fired.append(self.recorded(done))
         await self.save()
         return done
@@ -220,16 +220,16 @@ class TransactionSession(StewardSession):
     def _context(self) -> DeskContext:
         return DeskContext(self.desk_intents, self._scope(), self.clock(), len(self.turns))
 
-    def _collect(self, name: str, args: Mapping[str, Any]) -> Call:
+    def _collect(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Take the call; a parameter setter's validator runs first and may change the value."""
         validator = self.agent.tools.get(name)
         if validator is not None and name.startswith("set_"):
             result = self._validate(name, validator, args)
             if result.get("error"):
-                return Call(name, dict(args), "error", result)
+                return RecordedCall(name, dict(args), "error", result)
             args = {next(iter(args), "value"): result.get("value", next(iter(args.values()), None))}
         self.desk = collect(self.desk, name, args)
-        return Call(name, dict(args), "ok", {"received": True})
+        return RecordedCall(name, dict(args), "ok", {"received": True})
 
     def _validate(
         self, name: str, validator: Callable[..., Any], args: Mapping[str, Any]

@@ -22,7 +22,6 @@ from pipecat_steward.slm.config import (
     SLMStage,
     StructuredMode,
 )
-from pipecat_steward.slm.ladder import Rung, parse_entry, resolve_stage
 from pipecat_steward.slm.manifests import (
     DEFINITIONS_DIR,
     STACKS_DIR,
@@ -40,6 +39,7 @@ from pipecat_steward.slm.prompts import (
     effective_prompts,
     schema_instruction,
 )
+from pipecat_steward.slm.resolution import Rung, parse_entry, resolve_stage
 from pipecat_steward.slm.result import SLMResult, Usage
 from pipecat_steward.slm.schemas import gemini_schema, strict_schema, validate_result
 

@@ -40,7 +40,7 @@ from pipecat_steward.testing.scenario import (
 
 __all__ = [
     "DELAY_KEY",
-    "Conversation",
+    "PlayedConversation",
     "SlowStore",
     "generate",
     "play",
@@ -54,7 +54,7 @@ TURN_BOUND_S = 5.0
 
 
 @dataclass
-class Conversation:
+class PlayedConversation:
     """One played conversation and everything the invariants read.
 
     Attributes:
@@ -190,7 +190,7 @@ def _late(fn: ToolFn, seconds: float) -> ToolFn:
 
 async def generate(
     agent: Agent, seed: int, *, max_turns: int = 12, arg_faults: bool = True
-) -> Conversation:
+) -> PlayedConversation:
     """Play the seeded chaos conversation ``seed`` against ``agent`` (see ``chaos_agent``).
 
     Without ``arg_faults`` the model's arguments are always well-formed (to reach states past a
@@ -235,9 +235,9 @@ async def play(
     on_trace: Callable[[dict[str, Any]], None] | None = None,
     slow: bool = False,
     canary: str = "",
-) -> Conversation:
+) -> PlayedConversation:
     """Play ``scenario`` through the direct driver and record what the invariants read."""
-    conversation = Conversation(scenario, canary=canary or canary_for(scenario.seed))
+    conversation = PlayedConversation(scenario, canary=canary or canary_for(scenario.seed))
     surface = surface_for(agent)
     timely = without_delays(scenario).backend
     backed = _recorded(scripted_backend(_delayed(agent, scenario), timely), surface, conversation)
@@ -274,7 +274,7 @@ async def play(
     return conversation
 
 
-def _recorded(agent: Agent, surface: AgentSurface, conversation: Conversation) -> Agent:
+def _recorded(agent: Agent, surface: AgentSurface, conversation: PlayedConversation) -> Agent:
     """Record every invocation of an irreversible tool (the backend's own record)."""
     tools: dict[str, ToolFn] = dict(agent.tools)
     for name in surface.irreversible:
@@ -283,7 +283,7 @@ def _recorded(agent: Agent, surface: AgentSurface, conversation: Conversation) -
     return dataclasses.replace(agent, tools=tools)
 
 
-def _recorder(name: str, fn: ToolFn, conversation: Conversation) -> ToolFn:
+def _recorder(name: str, fn: ToolFn, conversation: PlayedConversation) -> ToolFn:
     def log(args: dict[str, Any], result: Any) -> Any:
         conversation.backend.append((name, args, dict(result)))
         return result

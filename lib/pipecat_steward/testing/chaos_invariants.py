@@ -34,7 +34,7 @@ from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos import (
     TURN_BOUND_S,
-    Conversation,
+    PlayedConversation,
     session_for,
     surface_for,
     without_delays,
@@ -77,7 +77,7 @@ class Violation:
         return f"{self.invariant}-{self.kind}" if self.kind else self.invariant
 
 
-def check(agent: Agent, conversation: Conversation) -> list[Violation]:
+def check(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
     """Every invariant violation in ``conversation`` (the single-path checks)."""
     surface = surface_for(agent)
     traces = conversation.traces
@@ -163,7 +163,7 @@ def _unconfirmed(
     return f"ran with values not read back: {changed}" if changed else None
 
 
-def _repeats(surface: AgentSurface, conversation: Conversation) -> list[Violation]:
+def _repeats(surface: AgentSurface, conversation: PlayedConversation) -> list[Violation]:
     seen: dict[tuple[str, str], int] = {}
     for tool, args, result in conversation.backend:
         if result.get("error") or result.get("success") is False:
@@ -179,7 +179,7 @@ def _repeats(surface: AgentSurface, conversation: Conversation) -> list[Violatio
     ]
 
 
-def _escaped(conversation: Conversation) -> list[Violation]:
+def _escaped(conversation: PlayedConversation) -> list[Violation]:
     if conversation.error is None:
         return []
     return [Violation("escaped_exception", len(conversation.traces) + 1, conversation.error[:200])]
@@ -230,7 +230,7 @@ def _leaks(trace: Mapping[str, Any], canary: str) -> list[Violation]:
     )
 
 
-def _roundtrip(agent: Agent, conversation: Conversation) -> list[Violation]:
+def _roundtrip(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
     for number, payload in enumerate(conversation.payloads, 1):
         if not payload:
             continue
@@ -266,7 +266,7 @@ def decisions(traces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-async def check_resume(agent: Agent, conversation: Conversation, cut: int) -> list[Violation]:
+async def check_resume(agent: Agent, conversation: PlayedConversation, cut: int) -> list[Violation]:
     """Resume after turn ``cut`` from a checkpoint: the rest must decide as the unbroken run."""
     scenario, done = without_delays(conversation.scenario), conversation.traces
     if conversation.error is not None or not 0 < cut < len(done):
@@ -280,7 +280,7 @@ async def check_resume(agent: Agent, conversation: Conversation, cut: int) -> li
 
 
 async def check_agreement(
-    agent: Agent, conversation: Conversation, *, s2s: bool = False
+    agent: Agent, conversation: PlayedConversation, *, s2s: bool = False
 ) -> list[Violation]:
     """Replay the conversation on a Pipecat path: the engine's decisions must agree.
 

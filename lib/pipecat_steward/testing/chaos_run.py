@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.testing.chaos import Conversation, generate
+from pipecat_steward.testing.chaos import PlayedConversation, generate
 from pipecat_steward.testing.chaos_invariants import (
     INVARIANTS,
     Violation,
@@ -53,7 +53,7 @@ class ChaosReport:
     counts: Counter[str] = field(default_factory=lambda: Counter[str]())
     first: dict[str, tuple[int, Violation]] = field(default_factory=lambda: {})
     written: list[Path] = field(default_factory=lambda: [])
-    kept: dict[str, Conversation] = field(default_factory=lambda: {})
+    kept: dict[str, PlayedConversation] = field(default_factory=lambda: {})
 
     def lines(self) -> list[str]:
         """Human-readable summary lines."""

@@ -15,7 +15,7 @@ import re
 
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.storage.ledger import MemoryLedger
-from pipecat_steward.testing.chaos import Conversation, without_delays
+from pipecat_steward.testing.chaos import PlayedConversation, without_delays
 from pipecat_steward.testing.chaos_invariants import Violation
 from pipecat_steward.testing.scripted_slm import (
     Answer,
@@ -62,7 +62,7 @@ class ChaosSLM:
         return verdict(_ASKED.findall(request.user), evidence=["e999"])
 
 
-async def check_monitored(agent: Agent, conversation: Conversation) -> list[Violation]:
+async def check_monitored(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
     """Replay ``conversation`` with the monitor and extractor on a chaotic logic_slm."""
     scenario = without_delays(conversation.scenario).model_copy(deep=True)
     if conversation.error is not None or "aux" not in agent.raw:

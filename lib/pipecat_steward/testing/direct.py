@@ -19,7 +19,7 @@ from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
-from pipecat_steward.runtime.records import Call
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.player import (
@@ -81,7 +81,7 @@ class _DirectHost:
         elif name in action.visible_tools:
             session.tool_call(name, args)
         else:
-            session.turn.llm_calls.append(Call(name, dict(args), "refused"))
+            session.turn.llm_calls.append(RecordedCall(name, dict(args), "refused"))
 
     async def speak(self, text: str) -> None:
         return None
@@ -90,7 +90,7 @@ class _DirectHost:
         self.session.take_payloads(action)
         self.session.take_status()
 
-    def record(self, call: ToolCall, done: Call) -> None:
+    def record(self, call: ToolCall, done: RecordedCall) -> None:
         return None
 
     async def end(self) -> None:

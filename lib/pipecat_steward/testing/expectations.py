@@ -25,9 +25,12 @@ _VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 _EXACT = ("status", "phase", "asks", "payloads", "hints", "extracted", "corrections", "ended")
 CHECK_KEYS: tuple[str, ...] = tuple(
-    sorted({"bot", "slots", "transaction", "checklist", "visible", "hidden", "slm_calls", "events"}
-           | set(_VIEWS) | set(_EXACT))
-)  # fmt: skip
+    sorted(
+        {"bot", "slots", "transaction", "checklist", "visible", "hidden", "slm_calls", "events"}
+        | set(_VIEWS)
+        | set(_EXACT)
+    )
+)
 """Every key a turn's ``steward:`` block may hold."""
 
 _REPLY_EVENTS = ("response", "llm_response", "tts_response")

@@ -1,4 +1,4 @@
-"""Seed 003's conversation-quality measures over simulation traces.
+"""Conversation-quality measures over simulation traces.
 
 - re-asks: a slot asked again although it was already filled, inferred or declined;
 - asks per turn: how many slots the bot asked for per caller turn (the rule is at most two);

@@ -63,7 +63,7 @@ class ScenarioInference(_Model):
 
 
 class ScenarioVerdict(_Model):
-    """A judge verdict injected before a turn (the monitor's role; issue 7)."""
+    """A judge verdict injected before a turn (in place of the monitor)."""
 
     satisfied: list[str] = Field(default_factory=lambda: [])
     not_applicable: list[str] = Field(default_factory=lambda: [])

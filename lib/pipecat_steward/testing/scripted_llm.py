@@ -114,7 +114,7 @@ class CallRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class Inference:
+class InferenceRecord:
     """The record of one inference.
 
     Attributes:
@@ -156,8 +156,8 @@ class ScriptedLLM(LLMService):
         """
         super().__init__(settings=_settings(system_instruction), **kwargs)
         self._script: list[ScriptItem] = list(script)
-        self.inferences: list[Inference] = []
-        self._pending: dict[str, tuple[Inference, int]] = {}
+        self.inferences: list[InferenceRecord] = []
+        self._pending: dict[str, tuple[InferenceRecord, int]] = {}
 
     def extend(self, steps: Iterable[ScriptItem]) -> None:
         """Append steps to the script."""
@@ -190,7 +190,7 @@ class ScriptedLLM(LLMService):
 
     async def _infer(self, context: LLMContext, direction: FrameDirection) -> None:
         seen = self._snapshot(context, direction)
-        inference = Inference(seen=seen, scripted=bool(self._script))
+        inference = InferenceRecord(seen=seen, scripted=bool(self._script))
         self.inferences.append(inference)
         said, calls = split_step(self._next_step(seen))
         await self.push_frame(LLMFullResponseStartFrame())
@@ -208,13 +208,13 @@ class ScriptedLLM(LLMService):
             return item(seen)
         return item
 
-    async def _say(self, inference: Inference, text: str) -> None:
+    async def _say(self, inference: InferenceRecord, text: str) -> None:
         inference.said = text
         for sentence in split_sentences(text):
             await self.push_frame(LLMTextFrame(sentence))
 
     def _admit(
-        self, inference: Inference, calls: list[Call], context: LLMContext
+        self, inference: InferenceRecord, calls: list[Call], context: LLMContext
     ) -> list[FunctionCallFromLLM]:
         admitted: list[FunctionCallFromLLM] = []
         for call in calls:

@@ -125,8 +125,12 @@ class ScriptedSLM(LocalServer):
 
     def stage(self, **overrides: Any) -> SLMStage:
         """A resolved stage pointing at this server (``openai_compatible``, ``json_schema``)."""
-        fields: dict[str, Any] = {"provider": "openai_compatible", "model": self.model,
-                                  "base_url": self.base_url, "timeout_s": 5.0}  # fmt: skip
+        fields: dict[str, Any] = {
+            "provider": "openai_compatible",
+            "model": self.model,
+            "base_url": self.base_url,
+            "timeout_s": 5.0,
+        }
         return SLMStage(**{**fields, **overrides})
 
     def of_kind(self, kind: str) -> list[SLMRequest]:
@@ -180,7 +184,7 @@ def _completion(model: str, content: str) -> dict[str, Any]:
             "prompt_tokens": len(content) // 4 + 100,
             "completion_tokens": len(content) // 4,
             "total_tokens": len(content) // 2 + 100,
-        },  # fmt: skip
+        },
     }
 
 
@@ -199,10 +203,13 @@ def verdict(
 ) -> dict[str, Any]:
     """A well-formed adherence verdict (the strict schema), for scripts and oracles."""
     ids = list(evidence)
-    rows = [{"step": s, "status": "satisfied", "evidence_ids": ids, "missing": None}
-            for s in satisfied]  # fmt: skip
-    rows += [{"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
-             for s in unsatisfied]  # fmt: skip
+    rows = [
+        {"step": s, "status": "satisfied", "evidence_ids": ids, "missing": None} for s in satisfied
+    ]
+    rows += [
+        {"step": s, "status": "unsatisfied", "evidence_ids": [], "missing": "not shown"}
+        for s in unsatisfied
+    ]
     kind, step = violation or ("none", None)
     return {
         "reasoning": "scripted",
@@ -220,8 +227,13 @@ def _invented(prop: Mapping[str, Any]) -> Any:
     kinds = [kinds] if isinstance(kinds, str) else kinds
     if prop.get("enum"):
         return next(v for v in prop["enum"] if v is not None)
-    for kind, value in (("boolean", True), ("integer", 999), ("number", 999.0),
-                        ("string", "invented by the model"), ("array", [])):  # fmt: skip
+    for kind, value in (
+        ("boolean", True),
+        ("integer", 999),
+        ("number", 999.0),
+        ("string", "invented by the model"),
+        ("array", []),
+    ):
         if kind in kinds:
             return value
     return None

@@ -21,7 +21,7 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
-from pipecat_steward.runtime.records import Call as Call_
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.player import (
@@ -200,4 +200,4 @@ def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:
     for inference in llm.inferences[since:]:
         for call in inference.calls:
             if call.outcome == "refused":
-                record.llm_calls.append(Call_(call.name, dict(call.args), "refused"))
+                record.llm_calls.append(RecordedCall(call.name, dict(call.args), "refused"))

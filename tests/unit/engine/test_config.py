@@ -51,7 +51,7 @@ def test_the_seed_configs_are_valid() -> None:
         (with_slot(source="telepathy"), "slots[6].source: unknown source 'telepathy'"),
         (toy(**{"task:CheckAvailability.on_failure": {"clear_slots": ["dat"]}}), "tasks[0].on_failure.clear_slots[0]: unknown slot 'dat'"),
     ],
-)  # fmt: skip
+)
 def test_each_error_names_its_path(config: dict[str, Any], expected: str) -> None:
     found = errors(config)
     assert any(e.startswith(expected) for e in found), found

@@ -16,8 +16,13 @@ from pipecat_steward.runtime.conversation import Conversation
 from .flows import toy
 from .test_worked_examples import calls, check_availability
 
-NOTES = {"name": "notes", "source": "user", "setter": "set_notes", "required": False,
-         "ask": "Any notes for the kitchen?"}  # fmt: skip
+NOTES = {
+    "name": "notes",
+    "source": "user",
+    "setter": "set_notes",
+    "required": False,
+    "ask": "Any notes for the kitchen?",
+}
 BOOKED: list[dict[str, Any]] = []
 
 

@@ -18,14 +18,24 @@ def _chain_flow() -> Any:
         {
             "slots": [
                 {"name": "city", "setter": "set_city", "ask": "Which city?"},
-                {"name": "area", "setter": "set_area", "ask": "Which area?", "requires": ["city"],
-                 "required": False},
-                {"name": "street", "setter": "set_street", "ask": "Street?", "requires": ["area"],
-                 "required": False},
+                {
+                    "name": "area",
+                    "setter": "set_area",
+                    "ask": "Which area?",
+                    "requires": ["city"],
+                    "required": False,
+                },
+                {
+                    "name": "street",
+                    "setter": "set_street",
+                    "ask": "Street?",
+                    "requires": ["area"],
+                    "required": False,
+                },
                 {"name": "name", "setter": "set_name", "ask": "Name?"},
             ]
         }
-    )  # fmt: skip
+    )
 
 
 def test_correcting_what_a_declined_slot_requires_keeps_the_decline() -> None:

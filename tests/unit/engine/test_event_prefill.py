@@ -19,13 +19,20 @@ BELLA = Path(__file__).resolve().parents[3] / "bots" / "bella_notte"
 FLOW = compile_flow(
     {
         "slots": [
-            {"name": "size", "source": ["event", "user"], "event_key": "party", "setter": "set_size",
-             "type": "integer", "requires_readback": True, "ask": "How many?"},
+            {
+                "name": "size",
+                "source": ["event", "user"],
+                "event_key": "party",
+                "setter": "set_size",
+                "type": "integer",
+                "requires_readback": True,
+                "ask": "How many?",
+            },
             {"name": "phone", "setter": "set_phone", "condition": "size >= 5", "ask": "Phone?"},
             {"name": "note", "source": ["event", "user"], "setter": "set_note", "ask": "Note?"},
         ]
     }
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize(("raw", "typed"), [("6", 6), (6, 6), (6.0, 6), (" 7 ", 7)])

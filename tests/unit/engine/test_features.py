@@ -16,7 +16,7 @@ from pipecat_steward.core.slots import (
 )
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.exceptions import ConfigError
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 from .flows import BELLA, toy
 from .test_worked_examples import FirstChoice, calls, check_availability, make_reservation
@@ -82,13 +82,28 @@ def test_auto_confirm_only_with_pending_from_a_prior_turn() -> None:
 
 
 def test_slot_errors_are_joined_counted_and_exhaust() -> None:
-    config = toy(**{"slot:num_guests": {"validation": {
-        "max_retries": 2, "errors": {"out_of_range": "We seat 1 to 8 guests."},
-        "on_exhaust": {"say": "Please call us at 555-0100.", "then": {"tool": "transfer", "args": {"why": "{date}"}}}}}})  # fmt: skip
+    config = toy(
+        **{
+            "slot:num_guests": {
+                "validation": {
+                    "max_retries": 2,
+                    "errors": {"out_of_range": "We seat 1 to 8 guests."},
+                    "on_exhaust": {
+                        "say": "Please call us at 555-0100.",
+                        "then": {"tool": "transfer", "args": {"why": "{date}"}},
+                    },
+                }
+            }
+        }
+    )
     transfers: list[dict[str, Any]] = []
-    tools = {"set_num_guests": lambda n: {"error": True, "error_code": "out_of_range"} if n > 8 else {"stored": True, "value": n},
-             "set_date": lambda d: {"error": True, "error_code": "past_date"},
-             "transfer": lambda **a: transfers.append(a) or {"ok": True}}  # fmt: skip
+    tools = {
+        "set_num_guests": lambda n: (
+            {"error": True, "error_code": "out_of_range"} if n > 8 else {"stored": True, "value": n}
+        ),
+        "set_date": lambda d: {"error": True, "error_code": "past_date"},
+        "transfer": lambda **a: transfers.append(a) or {"ok": True},
+    }
     conv = Conversation(compile_flow(config), tools)
     conv.turn("Hi")
     t = conv.turn("12 people yesterday", calls(("set_num_guests", {"n": 12}), ("set_date", {"d": "x"})))
@@ -114,8 +129,12 @@ def test_prerequisite_and_validate_against() -> None:
 
 def test_steer_back_soft_hard_yield_escalate() -> None:
     config = toy()
-    config["steer_back"] = {"soft_after": 2, "hard_after": 3, "escalate_after": 5,
-                            "on_exhaust": {"say": "Let me get a colleague.", "then": "escalate"}}  # fmt: skip
+    config["steer_back"] = {
+        "soft_after": 2,
+        "hard_after": 3,
+        "escalate_after": 5,
+        "on_exhaust": {"say": "Let me get a colleague.", "then": "escalate"},
+    }
     conv = Conversation(compile_flow(config), {"escalate": lambda: {"ok": True}})
     conv.turn("Hi")  # the greeting turn does not count
     assert conv.state.steer_back_turns == 0
@@ -171,16 +190,40 @@ def test_a_confirmation_by_code_is_progress() -> None:
 
 ANNOUNCE = {
     "slots": [
-        {"name": "welcome", "source": "announce", "message": "Welcome to Bella Notte!", "preempt": False},
-        {"name": "terms", "source": "announce", "message": "Calls may be recorded.", "preempt": False},
+        {
+            "name": "welcome",
+            "source": "announce",
+            "message": "Welcome to Bella Notte!",
+            "preempt": False,
+        },
+        {
+            "name": "terms",
+            "source": "announce",
+            "message": "Calls may be recorded.",
+            "preempt": False,
+        },
         {"name": "party_size", "setter": "set_party", "ask": "How many guests?"},
-        {"name": "disclosure", "source": "announce", "message": "A deposit of $20 applies.",
-         "requires": ["party_size"], "response": [{"type": "payload", "data": {"card": "deposit {party_size}"}}]},
+        {
+            "name": "disclosure",
+            "source": "announce",
+            "message": "A deposit of $20 applies.",
+            "requires": ["party_size"],
+            "response": [{"type": "payload", "data": {"card": "deposit {party_size}"}}],
+        },
         {"name": "confirmation", "source": "task:Book"},
     ],
-    "tasks": [{"name": "Book", "tool": "book", "inputs": ["party_size"], "requires": ["disclosure"],
-               "outputs": {"confirmation": "confirmation"}, "terminal": True, "then_say": "Booked: {confirmation}."}],
-}  # fmt: skip
+    "tasks": [
+        {
+            "name": "Book",
+            "tool": "book",
+            "inputs": ["party_size"],
+            "requires": ["disclosure"],
+            "outputs": {"confirmation": "confirmation"},
+            "terminal": True,
+            "then_say": "Booked: {confirmation}.",
+        }
+    ],
+}
 
 
 def test_announce_cascade_and_task_requires() -> None:
@@ -213,8 +256,15 @@ def test_fill_slots_skip_readback_false_goes_to_pending() -> None:
 
 
 CONDITIONAL = toy()
-CONDITIONAL["slots"].insert(2, {"name": "contact_phone", "setter": "set_phone",
-    "condition": "lambda filled: int(filled.get('num_guests', 0)) >= 5", "ask": "For large parties, we need a contact number."})  # fmt: skip
+CONDITIONAL["slots"].insert(
+    2,
+    {
+        "name": "contact_phone",
+        "setter": "set_phone",
+        "condition": "lambda filled: int(filled.get('num_guests', 0)) >= 5",
+        "ask": "For large parties, we need a contact number.",
+    },
+)
 
 
 def test_conditional_slot_activation_and_auto_deactivation() -> None:
@@ -275,15 +325,27 @@ PARALLEL = {
         {"name": "balance", "source": "task:Balance"},
     ],
     "tasks": [
-        {"name": "Verify", "tool": "verify", "inputs": ["account"], "outputs": {"verified": "verified"}},
-        {"name": "Balance", "tool": "balance", "inputs": ["account"], "outputs": {"balance": "balance"}},
+        {
+            "name": "Verify",
+            "tool": "verify",
+            "inputs": ["account"],
+            "outputs": {"verified": "verified"},
+        },
+        {
+            "name": "Balance",
+            "tool": "balance",
+            "inputs": ["account"],
+            "outputs": {"balance": "balance"},
+        },
     ],
-}  # fmt: skip
+}
 
 
 def test_independent_ready_tasks_fire_in_the_same_invocation() -> None:
-    tools = {"verify": lambda account: {"success": True, "verified": True},
-             "balance": lambda account: {"success": True, "balance": 12}}  # fmt: skip
+    tools = {
+        "verify": lambda account: {"success": True, "verified": True},
+        "balance": lambda account: {"success": True, "balance": 12},
+    }
     conv = Conversation(compile_flow(PARALLEL), tools)
     conv.turn("Hi")
     t = conv.turn("account 42", calls(("set_account", {"a": "42"})))
@@ -306,9 +368,16 @@ def test_gate_slot_captures_first_turn_text() -> None:
 
 
 def test_channel_responses_and_payload_stash() -> None:
-    config = toy(**{"slot:num_guests": {
-        "response": [{"type": "text", "text": "Party size?"}],
-        "channel_responses": {"MOBILE": [{"type": "payload", "data": {"chips": ["2", "4"]}}]}}})  # fmt: skip
+    config = toy(
+        **{
+            "slot:num_guests": {
+                "response": [{"type": "text", "text": "Party size?"}],
+                "channel_responses": {
+                    "MOBILE": [{"type": "payload", "data": {"chips": ["2", "4"]}}]
+                },
+            }
+        }
+    )
     flow = compile_flow(config)
     result = step(flow, SessionState(), "Hi", channel="MOBILE")
     assert not result.action.preempt and not result.action.response
@@ -340,7 +409,7 @@ def test_suffix_holds_one_phase_block_and_the_sentinel() -> None:
 def test_protocol_block_lists_hint_to_setter() -> None:
     result = step(compile_flow(BELLA), SessionState(), "Hi")
     assert "- Party size / number of guests → set_reservation_basics" in result.action.suffix
-    assert Call  # the vocabulary is importable for users' scripts
+    assert RecordedCall  # the vocabulary is importable for users' scripts
 
 
 def test_a_declined_optional_slot_meets_requires() -> None:
@@ -358,8 +427,12 @@ def test_a_declined_optional_slot_meets_requires() -> None:
 
 
 def test_auto_confirm_needs_a_readback_the_caller_heard() -> None:
-    config = toy(**{"slot:date": {"requires_readback": True},
-                    "slot:num_guests": {"validation": {"errors": {"too_many": "We seat up to 8."}}}})  # fmt: skip
+    config = toy(
+        **{
+            "slot:date": {"requires_readback": True},
+            "slot:num_guests": {"validation": {"errors": {"too_many": "We seat up to 8."}}},
+        }
+    )
     tools = {"set_num_guests": lambda n: {"error": True, "error_code": "too_many"}}
     conv = Conversation(compile_flow(config), tools)
     conv.turn("Hi")
@@ -381,8 +454,17 @@ def test_a_setter_that_only_infers_stores_the_inference() -> None:
 
 
 def test_enum_slots_coerce_to_their_values_and_need_them() -> None:
-    config = {"slots": [{"name": "timeline", "setter": "set_timeline", "type": "enum", "values": ["now", "this_quarter"]},
-                        {"name": "email", "setter": "set_email"}]}  # fmt: skip
+    config = {
+        "slots": [
+            {
+                "name": "timeline",
+                "setter": "set_timeline",
+                "type": "enum",
+                "values": ["now", "this_quarter"],
+            },
+            {"name": "email", "setter": "set_email"},
+        ]
+    }
     conv = Conversation(compile_flow(config), {})
     conv.turn("Hi")
     conv.turn("this quarter", calls(("set_timeline", {"t": "THIS_QUARTER"})))
@@ -408,8 +490,18 @@ def test_the_stall_escape_comes_before_a_hard_steer_back() -> None:
 
 def test_a_yes_naming_another_choice_of_an_enum_slot_is_not_confirmed_by_code() -> None:
     config = toy(**{"slot:num_guests": {"requires_readback": True}})
-    config["slots"].insert(0, {"name": "mood", "source": "user", "setter": "set_mood", "type": "enum",
-                               "values": ["good", "great"], "requires_readback": True, "ask": "How are you?"})  # fmt: skip
+    config["slots"].insert(
+        0,
+        {
+            "name": "mood",
+            "source": "user",
+            "setter": "set_mood",
+            "type": "enum",
+            "values": ["good", "great"],
+            "requires_readback": True,
+            "ask": "How are you?",
+        },
+    )
     conv = Conversation(compile_flow(config), {"check_availability": check_availability})
     conv.turn("Hi")
     conv.turn("good", calls(("set_mood", {"m": "good"})))
@@ -423,8 +515,16 @@ def test_a_yes_naming_another_choice_of_an_enum_slot_is_not_confirmed_by_code() 
 def test_an_announce_due_after_a_confirmation_is_spoken_with_the_next_question() -> None:
     """Whatever path confirms, the announce messages that become due are said in that turn."""
     config = toy(**{"slot:num_guests": {"requires_readback": True}})
-    config["slots"].insert(1, {"name": "notice", "source": "announce", "requires": ["num_guests"],
-                               "message": "Parties pay a small deposit.", "preempt": False})  # fmt: skip
+    config["slots"].insert(
+        1,
+        {
+            "name": "notice",
+            "source": "announce",
+            "requires": ["num_guests"],
+            "message": "Parties pay a small deposit.",
+            "preempt": False,
+        },
+    )
     conv = Conversation(compile_flow(config), {"check_availability": check_availability}, rng=FirstChoice())
     conv.turn("Hi")
     conv.turn("4 people", calls(("set_num_guests", {"n": 4})))

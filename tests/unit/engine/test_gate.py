@@ -20,16 +20,20 @@ def _config(**gate: Any) -> dict[str, Any]:
             {"name": "member", "setter": "set_member", "ask": "Are you a member?", **gate},
             {"name": "plan", "setter": "set_plan", "ask": "Which plan?"},
         ],
-        "steer_back": {"soft_after": 2, "hard_after": 3, "escalate_after": 4,
-                       "on_exhaust": {"say": "Let me get a colleague."}},
-    }  # fmt: skip
+        "steer_back": {
+            "soft_after": 2,
+            "hard_after": 3,
+            "escalate_after": 4,
+            "on_exhaust": {"say": "Let me get a colleague."},
+        },
+    }
 
 
 @pytest.mark.parametrize(
     "gate",
     [{"requires_readback": True}, {"source": "event"}, {"requires": ["plan"]},
      {"condition": "plan == 'x'"}],
-)  # fmt: skip
+)
 def test_a_gate_slot_that_could_never_settle_is_refused(gate: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="gate_slot: gate slot 'member'"):
         compile_flow(_config(**gate))

@@ -1,5 +1,6 @@
-"""The §9 guarantees as property tests over generated configs and event sequences, and the
-seed 003 merge rules as properties."""
+"""The engine's guarantees (ordering, completeness, idempotency, retry bound, terminal state,
+no corruption, cascade) as property tests over generated configs and event sequences, and the
+slot merge rules as properties."""
 
 from __future__ import annotations
 
@@ -29,8 +30,13 @@ def flows(draw: st.DrawFn) -> dict[str, Any]:
     n = draw(st.integers(2, 7))
     slots: list[dict[str, Any]] = []
     for i in range(n):
-        slot: dict[str, Any] = {"name": f"s{i}", "setter": f"set_s{i}", "ask": f"Q{i}?",
-                                "requires_readback": draw(st.booleans()), "required": draw(st.booleans()) or i == 0}  # fmt: skip
+        slot: dict[str, Any] = {
+            "name": f"s{i}",
+            "setter": f"set_s{i}",
+            "ask": f"Q{i}?",
+            "requires_readback": draw(st.booleans()),
+            "required": draw(st.booleans()) or i == 0,
+        }
         if i and draw(st.booleans()):
             slot["requires"] = [f"s{draw(st.integers(0, i - 1))}"]
         if i > 1 and draw(st.integers(0, 4)) == 0:
@@ -40,9 +46,20 @@ def flows(draw: st.DrawFn) -> dict[str, Any]:
     for j in range(draw(st.integers(1, 3))):
         inputs = sorted(set(draw(st.lists(st.sampled_from([s["name"] for s in slots]), min_size=1, max_size=3))))
         slots.append({"name": f"out{j}", "source": f"task:T{j}"})
-        tasks.append({"name": f"T{j}", "tool": f"tool{j}", "inputs": inputs, "outputs": {"r": f"out{j}"},
-                      "readback_inputs": draw(st.booleans()), "terminal": j == 0 and draw(st.booleans()),
-                      "on_failure": {"max_retries": draw(st.integers(1, 3)), "clear_slots": inputs[:1] if draw(st.booleans()) else []}})  # fmt: skip
+        tasks.append(
+            {
+                "name": f"T{j}",
+                "tool": f"tool{j}",
+                "inputs": inputs,
+                "outputs": {"r": f"out{j}"},
+                "readback_inputs": draw(st.booleans()),
+                "terminal": j == 0 and draw(st.booleans()),
+                "on_failure": {
+                    "max_retries": draw(st.integers(1, 3)),
+                    "clear_slots": inputs[:1] if draw(st.booleans()) else [],
+                },
+            }
+        )
     return {"slots": slots, "tasks": tasks, "steer_back": {"soft_after": 2, "hard_after": 3, "escalate_after": 5}}
 
 
@@ -71,10 +88,10 @@ class Checker:
         for _ in range(30):
             before = self.state
             first = step(self.flow, before, text)
-            assert step(self.flow, before, text) == first, "§9.3 idempotency"
+            assert step(self.flow, before, text) == first, "idempotency"
             assert decide(self.flow, before) == decide(self.flow, before)
             if before.status != "in_progress":
-                assert first.state == before, "§9.5 terminal state"
+                assert first.state == before, "terminal state"
                 return
             self.check_action(first)
             self.state = first.state
@@ -87,31 +104,31 @@ class Checker:
     def check_action(self, result: Any) -> None:
         state, action = result.state, result.action
         for name in action.asks:
-            assert requires_met(self.flow, state.slots, self.flow.slot[name].config.requires), "§9.1 ordering"
+            assert requires_met(self.flow, state.slots, self.flow.slot[name].config.requires), "ordering"
         for setter in action.visible_tools & set(self.flow.setters):
             slots = [self.flow.slot[s] for _, s in self.flow.setters[setter]]
-            assert any(requires_met(self.flow, state.slots, s.config.requires) for s in slots), "§9.1/§9.6"
+            assert any(requires_met(self.flow, state.slots, s.config.requires) for s in slots), "ordering and visibility"
         for call in action.calls:
             if call.kind == "executor":
                 task = self.flow.task[call.task or ""]
                 for name in [*task.config.inputs, *task.config.requires]:
                     slot, record = self.flow.slot[name], state.record(name)
                     ok = not is_active(slot, state) or is_usable(record, state.turn) or (not slot.config.required and record.status in ("empty", "declined"))
-                    assert ok, f"§9.2 completeness: {name} is {record.status}"
+                    assert ok, f"completeness: {name} is {record.status}"
         for task in self.flow.tasks:
-            assert state.retries.get(task.name, 0) <= task.config.on_failure.max_retries, "§9.4 retry bound"
+            assert state.retries.get(task.name, 0) <= task.config.on_failure.max_retries, "retry bound"
         self.check_cascade(result)
 
     def check_cascade(self, result: Any) -> None:
-        """§9.7: a ready task is never left waiting for the caller, unless the turn is settled
-        by a failure, a slot error or a hard steer-back (the seed's rules)."""
+        """Cascade: a ready task is never left waiting for the caller, unless the turn is settled
+        by a failure, a slot error or a hard steer-back."""
         action, state = result.action, result.state
         if action.calls or state.status != "in_progress":
             return
         waiting = {"slot_error", "steer_back_hard"} & {e.tag for e in action.events}
         waiting |= {"task_failed" for e in action.events if e.tag == "task" and not e.data["ok"]}
         if not waiting:
-            assert not isinstance(decide(self.flow, state), Fire), "§9.7 cascade"
+            assert not isinstance(decide(self.flow, state), Fire), "cascade"
 
     def run_calls(self, calls: Any) -> None:
         for call in calls:
@@ -125,7 +142,7 @@ class Checker:
                 else:
                     self.fails[call.task or ""] = self.fails.get(call.task or "", 0) + 1
                     max_retries = self.flow.task[call.task or ""].config.on_failure.max_retries
-                    assert self.fails[call.task or ""] <= max_retries, "§9.4 a task fails at most max_retries times"
+                    assert self.fails[call.task or ""] <= max_retries, "retry bound: at most max_retries failures"
 
     def apply(self, event: Event) -> None:
         kind, arg = event
@@ -146,7 +163,7 @@ class Checker:
             self.state = dispatch(self.flow, self.state, {}, "correct_slot", {"slot": f"s{arg[0]}", "value": arg[1]}).state
             return
         for name, record in before.items():
-            assert self.state.record(name) == record, "§9.6 a proposal never changes a settled slot"
+            assert self.state.record(name) == record, "no corruption: a settled slot never changes"
 
 
 @given(flows(), events, st.lists(st.booleans(), max_size=10))

@@ -8,7 +8,7 @@ import pytest
 
 from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.exceptions import ConfigError
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 
 def _flow(rerun: bool, terminal: bool = False) -> dict[str, Any]:
@@ -18,15 +18,27 @@ def _flow(rerun: bool, terminal: bool = False) -> dict[str, Any]:
             {**slot, "name": "city", "setter_field": "city", "required": True},
             {**slot, "name": "airline", "setter_field": "airline"},
             {"name": "results", "source": "task:Search"},
-            {**slot, "name": "pick", "setter": "set_pick", "requires": ["results"], "required": True},
+            {
+                **slot,
+                "name": "pick",
+                "setter": "set_pick",
+                "requires": ["results"],
+                "required": True,
+            },
             {**slot, "name": "seat", "setter": "set_seat", "requires": ["pick"], "required": True},
         ],
         "tasks": [
-            {"name": "Search", "tool": "search", "inputs": ["city", "airline"],
-             "requires": ["city"], "outputs": {"results": "results"},
-             "rerun_on_new_input": rerun, "terminal": terminal},
+            {
+                "name": "Search",
+                "tool": "search",
+                "inputs": ["city", "airline"],
+                "requires": ["city"],
+                "outputs": {"results": "results"},
+                "rerun_on_new_input": rerun,
+                "terminal": terminal,
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def _search(**args: Any) -> dict[str, Any]:
@@ -35,14 +47,14 @@ def _search(**args: Any) -> dict[str, Any]:
 
 def _ran(rerun: bool) -> Conversation:
     conv = Conversation(compile_flow(_flow(rerun)), {"search": _search})
-    conv.turn("Paris", [Inference(calls=[Call("set_search", {"city": "Paris"})])])
-    conv.turn("the first", [Inference(calls=[Call("set_pick", {"value": "first"})])])
+    conv.turn("Paris", [Inference(calls=[RecordedCall("set_search", {"city": "Paris"})])])
+    conv.turn("the first", [Inference(calls=[RecordedCall("set_pick", {"value": "first"})])])
     assert conv.state.succeeded == ["Search"] and conv.state.record("pick").value == "first"
     return conv
 
 
 def _add_airline(conv: Conversation) -> None:
-    record = conv.turn("United", [Inference(calls=[Call("set_search", {"airline": "United"})])])
+    record = conv.turn("United", [Inference(calls=[RecordedCall("set_search", {"airline": "United"})])])
     assert [c.outcome for c in record.llm_calls] == ["ok"]
 
 

@@ -16,8 +16,13 @@ from pipecat_steward.runtime.conversation import Conversation
 from .flows import BELLA
 from .test_worked_examples import calls
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8),
-                         st.floats(allow_nan=False, allow_infinity=False))  # fmt: skip
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=8),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
 json_values = st.recursive(json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3), max_leaves=8)
 records = st.builds(
     SlotRecord,

@@ -1,5 +1,5 @@
-"""Seed 000's worked examples (§13 happy path, §14 retries, §15 inline correction, §7a.7
-deferred readback) and seed 003's four turns, each played through the engine turn by turn."""
+"""The reservation worked examples (happy path, retries, inline correction, deferred readback)
+and the lead form's four turns, each played through the engine turn by turn."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from pipecat_steward.core.slots import compile_flow, propose
 from pipecat_steward.core.state import SlotRecord
-from pipecat_steward.runtime.conversation import Call, Conversation, Inference
+from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 from .flows import BELLA, LEAD, toy
 
@@ -21,7 +21,7 @@ def make_reservation(**_: Any) -> dict[str, Any]:
 
 
 def calls(*items: tuple[str, dict[str, Any]]) -> list[Inference]:
-    return [Inference(calls=[Call(n, a) for n, a in items])]
+    return [Inference(calls=[RecordedCall(n, a) for n, a in items])]
 
 
 def happy() -> Conversation:
@@ -147,7 +147,7 @@ def test_section_15_inline_correction_during_readback() -> None:
         readback.phase == "readback"
         and readback.directive == "Just to confirm — 4 guests. Is that correct?"
     )
-    # §4.3 fresh pending: the readback must be heard before it can be confirmed.
+    # Fresh pending values: the readback must be heard before it can be confirmed.
     assert not {"confirm_pending", "reject_pending", "set_num_guests"} & readback.visible_tools
 
     t3 = conv.turn("Actually, make it 6", calls(("set_num_guests", {"n": 6})))

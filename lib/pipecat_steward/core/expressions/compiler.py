@@ -15,8 +15,8 @@ from pipecat_steward.core.expressions.functions import IMPLEMENTATIONS
 from pipecat_steward.core.expressions.nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
+    FunctionCall,
     ListNode,
     Literal,
     Neg,
@@ -71,7 +71,7 @@ def _compile(node: Node) -> Evaluator:
             return _list([compile_tree(item) for item in items])
         case Var():
             return _variable(node)
-        case Call(name=name, args=args):
+        case FunctionCall(name=name, args=args):
             return _call(IMPLEMENTATIONS[name], compile_tree(args[0]))
         case Neg(operand=operand):
             return _unary(negate, compile_tree(operand))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "Arith",
     "BoolOp",
-    "Call",
+    "FunctionCall",
     "Compare",
     "ListNode",
     "Literal",
@@ -60,7 +60,7 @@ class Var:
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class FunctionCall:
     """A call of an allow-listed function."""
 
     name: str
@@ -112,7 +112,7 @@ class BoolOp:
     operands: tuple[Node, ...]
 
 
-Node = Literal | ListNode | Var | Call | Neg | Not | Arith | Compare | BoolOp
+Node = Literal | ListNode | Var | FunctionCall | Neg | Not | Arith | Compare | BoolOp
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -128,7 +128,7 @@ def children(node: Node) -> tuple[Node, ...]:
     match node:
         case Literal():
             return ()
-        case ListNode(items=items) | Call(args=items):
+        case ListNode(items=items) | FunctionCall(args=items):
             return items
         case Var(default=default):
             return () if default is None else (default,)
@@ -181,7 +181,7 @@ def tests_null(node: Node) -> bool:
         if isinstance(current, Var) and current.default is not None:
             return True
         match current:
-            case Call(name="exists"):
+            case FunctionCall(name="exists"):
                 return True
             case Compare(left=Literal(value=None)) | Compare(right=Literal(value=None)):
                 return True

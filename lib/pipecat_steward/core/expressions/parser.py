@@ -19,8 +19,8 @@ from pipecat_steward.core.expressions.lexer import CONSTANTS, KEYWORDS, Token, t
 from pipecat_steward.core.expressions.nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
+    FunctionCall,
     ListNode,
     Literal,
     Neg,
@@ -243,7 +243,7 @@ class _Parser(LambdaAccessors):
         if len(args) != ARITY:
             problem = f"{name}() takes exactly {ARITY} argument, got {len(args)}"
             raise self._error(problem, start)
-        return Call(name, args)
+        return FunctionCall(name, args)
 
 
 def _hint(token: Token) -> str:

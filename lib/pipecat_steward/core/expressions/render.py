@@ -9,8 +9,8 @@ from __future__ import annotations
 from pipecat_steward.core.expressions.nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
+    FunctionCall,
     ListNode,
     Literal,
     Neg,
@@ -89,7 +89,7 @@ class _Renderer:
                 return render_literal(value)
             case ListNode(items=items):
                 return "[" + ", ".join(self.text(item) for item in items) + "]"
-            case Call(name=name, args=args):
+            case FunctionCall(name=name, args=args):
                 return name + "(" + ", ".join(self.text(arg) for arg in args) + ")"
             case Var():
                 return self._var(node)

@@ -1,4 +1,4 @@
-"""Entity extraction (seed 001 "The entity-extraction layer"), pure: no clock, no IO.
+"""Entity extraction: a small model proposes variable values from each caller turn. Pure.
 
 Typical use by an adapter (``pipecat_steward.pipecat.extractor``)::
 

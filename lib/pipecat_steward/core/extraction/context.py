@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pipecat_steward.core.words import word_set
+
 __all__ = [
     "MAX_CHARS",
     "MAX_PREVIOUS",
@@ -27,8 +29,7 @@ __all__ = [
 MAX_PREVIOUS = 6
 MAX_CHARS = 500
 SYNTHETIC_PREFIXES = ("[procedure check]", "[steward note]", "<system", "[platform")
-_FILLERS = frozenset({"um", "umm", "uh", "uhh", "hmm", "hm", "mm", "mhm", "mmm", "er", "erm",
-                      "ah", "eh", "uh-huh", "mm-hmm"})  # fmt: skip
+_FILLERS = word_set("um umm uh uhh hmm hm mm mhm mmm er erm ah eh uh-huh mm-hmm")
 _MARKUP = re.compile(r"\[[^\]]*\]|\([^)]*\)|<[^>]*>")
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
 

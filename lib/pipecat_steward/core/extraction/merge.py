@@ -1,4 +1,4 @@
-"""Write extraction results through the blackboard's merge rules (DESIGN §3).
+"""Write extraction results through the blackboard's merge rules (a settled value is never lost).
 
 - ``null`` never clobbers: a null field is simply not a proposal;
 - a linked or sensitive variable refuses the write, and a value that does not coerce to the
@@ -21,15 +21,16 @@ from pipecat_steward.core.extraction.context import ExtractionContext
 from pipecat_steward.core.slots import CompiledFlow, propose
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue, VariableSpec, coerce
+from pipecat_steward.core.words import word_list, word_set
 from pipecat_steward.exceptions import CoercionError
 
 __all__ = ["ExtractionMerge", "Proposal", "merge_extraction", "source_span"]
 
 _SPAN_LIMIT = 200
-_YES_NO = frozenset({"yes", "yeah", "yep", "sure", "ok", "okay", "no", "nope", "nah",
-                     "correct", "right", "agree", "agreed", "please"})  # fmt: skip
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")  # fmt: skip
+_YES_NO = word_set("yes yeah yep sure ok okay no nope nah correct right agree agreed please")
+_MONTHS = word_list(
+    "january february march april may june july august september october november december"
+)
 _TOKEN = re.compile(r"[a-z]+|\d+")
 
 
@@ -151,8 +152,9 @@ def _apply(
     new.variables.update(plain)
     taken = set(result.filled) if result else set[str]()
     proposals = tuple(
-        Proposal(n, r.value, "filled" if r.status == "filled" else "inferred", r.source or "",
-                 n in taken)
+        Proposal(
+            n, r.value, "filled" if r.status == "filled" else "inferred", r.source or "", n in taken
+        )
         for n, r in slots
-    )  # fmt: skip
+    )
     return ExtractionMerge(new, tuple(plain), proposals, refused)

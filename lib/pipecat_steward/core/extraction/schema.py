@@ -1,4 +1,4 @@
-"""Which variables the extractor may propose, and the schema and prompt it sends (seed 001).
+"""Which variables the extractor may propose, and the schema and prompt it sends.
 
 Eligible: ``extraction: true`` variables plus the current step's ``expects``, each described,
 not sensitive and not linked. The schema is one object over them, every property typed
@@ -76,14 +76,16 @@ def extraction_prompt(specs: Sequence[VariableSpec], context: ExtractionContext)
     """The user message: the fields, the caller's earlier words and the latest utterance."""
     fields = [f"- {s.name}: {_property(s)['description']}" for s in specs]
     earlier = [f'- "{line}"' for line in context.previous] or ["- (none)"]
-    return "\n".join([
-        "Fields (not stated → null; give a value only when the latest utterance states, "
-        "completes or corrects it):",
-        *fields,
-        "",
-        "Earlier caller utterances (context only, oldest first):",
-        *earlier,
-        "",
-        "Latest caller utterance:",
-        f'"{context.latest}"',
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "Fields (not stated → null; give a value only when the latest utterance states, "
+            "completes or corrects it):",
+            *fields,
+            "",
+            "Earlier caller utterances (context only, oldest first):",
+            *earlier,
+            "",
+            "Latest caller utterance:",
+            f'"{context.latest}"',
+        ]
+    )

@@ -1,4 +1,6 @@
-"""The procedure monitor's policy (seed 001 "The runtime monitor"), pure: no clock, no IO.
+"""The procedure monitor's policy: a small model checks each bot turn against the checklist.
+
+Pure: no clock, no IO; the adapter supplies time and the model call.
 
 Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
 
@@ -21,7 +23,7 @@ from pipecat_steward.core.monitor.evidence import (
     MAX_MESSAGES,
     MAX_OBSERVATIONS,
     MAX_UTTERANCES,
-    Evidence,
+    EvidenceEntry,
     EvidenceKind,
     EvidenceLedger,
     add_application,
@@ -106,7 +108,7 @@ __all__ = [
     "Decision",
     "Deliver",
     "Discarded",
-    "Evidence",
+    "EvidenceEntry",
     "EvidenceKind",
     "EvidenceLedger",
     "Exchange",

@@ -1,4 +1,4 @@
-"""The evidence ledger: bounded session memory the adherence check cites by id (seed 001).
+"""The evidence ledger: bounded session memory the adherence check cites by id.
 
 Three bounded sections, each entry with an evidence id (``e17``) and a source label:
 
@@ -30,7 +30,7 @@ __all__ = [
     "MAX_MESSAGES",
     "MAX_OBSERVATIONS",
     "MAX_UTTERANCES",
-    "Evidence",
+    "EvidenceEntry",
     "EvidenceKind",
     "EvidenceLedger",
     "Speaker",
@@ -49,9 +49,22 @@ _FIELD_LIMIT = 80
 _MAX_FIELDS = 8
 Speaker = Literal["caller", "agent"]
 _OUTCOME_KEYS = frozenset(
-    {"status", "success", "error", "error_code", "reason", "message", "total", "count",
-     "component", "id", "receipt", "amount", "result"}
-)  # fmt: skip
+    {
+        "status",
+        "success",
+        "error",
+        "error_code",
+        "reason",
+        "message",
+        "total",
+        "count",
+        "component",
+        "id",
+        "receipt",
+        "amount",
+        "result",
+    }
+)
 _CREDENTIAL = re.compile(
     r"pass(word|code|key)?|token|secret|api_?key|pin$|cvv|cvc|card_?number|pan$|ssn|otp|"
     r"credential|auth_?code|capture|directive|session_?key",
@@ -71,7 +84,7 @@ class EvidenceKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
+class EvidenceEntry:
     """One citable entry.
 
     Attributes:
@@ -100,9 +113,9 @@ class EvidenceLedger:
         excluded: Variable names never recorded (sensitive variables).
     """
 
-    utterances: tuple[Evidence, ...] = ()
-    observations: tuple[Evidence, ...] = ()
-    messages: tuple[Evidence, ...] = ()
+    utterances: tuple[EvidenceEntry, ...] = ()
+    observations: tuple[EvidenceEntry, ...] = ()
+    messages: tuple[EvidenceEntry, ...] = ()
     next_id: int = 1
     revision: int = 0
     excluded: frozenset[str] = frozenset()
@@ -121,12 +134,13 @@ class EvidenceLedger:
         return tuple(f"{e.source}: {e.text}" for e in self.utterances[-count:])
 
 
-def _entry(ledger: EvidenceLedger, kind: EvidenceKind, source: str, text: str,
-           key: str, at: float) -> Evidence:  # fmt: skip
-    return Evidence(f"e{ledger.next_id}", kind, source, text[:_TEXT_LIMIT], key, at)
+def _entry(
+    ledger: EvidenceLedger, kind: EvidenceKind, source: str, text: str, key: str, at: float
+) -> EvidenceEntry:
+    return EvidenceEntry(f"e{ledger.next_id}", kind, source, text[:_TEXT_LIMIT], key, at)
 
 
-def _bump(ledger: EvidenceLedger, **parts: tuple[Evidence, ...]) -> EvidenceLedger:
+def _bump(ledger: EvidenceLedger, **parts: tuple[EvidenceEntry, ...]) -> EvidenceLedger:
     return replace(ledger, next_id=ledger.next_id + 1, revision=ledger.revision + 1, **parts)
 
 
@@ -141,7 +155,7 @@ def add_utterance(
     return _bump(ledger, utterances=(*ledger.utterances, entry)[-MAX_UTTERANCES:])
 
 
-def _observe(ledger: EvidenceLedger, entry: Evidence) -> EvidenceLedger:
+def _observe(ledger: EvidenceLedger, entry: EvidenceEntry) -> EvidenceLedger:
     kept = tuple(e for e in ledger.observations if e.key != entry.key)
     return _bump(ledger, observations=(*kept, entry)[-MAX_OBSERVATIONS:])
 
@@ -203,8 +217,10 @@ def add_application(
 
 def _quotes_caller(ledger: EvidenceLedger, text: str) -> bool:
     said = _norm(text)
-    return any(len(line) >= 8 and (_norm(line) in said or said in _norm(line))
-               for line in ledger.caller_lines())  # fmt: skip
+    return any(
+        len(line) >= 8 and (_norm(line) in said or said in _norm(line))
+        for line in ledger.caller_lines()
+    )
 
 
 def _norm(text: str) -> str:
@@ -226,8 +242,11 @@ def compact_result(
     """
     skip = frozenset(excluded)
     pairs = [(k, v) for k, v in _leaves(result_mapping(result) or {}, "") if _keep(k, skip)]
-    requested = [(f"requested.{k}", v) for k, v in (args or {}).items()
-                 if _is_scalar(v) and _identifier(k) and _keep(k, skip)]  # fmt: skip
+    requested = [
+        (f"requested.{k}", v)
+        for k, v in (args or {}).items()
+        if _is_scalar(v) and _identifier(k) and _keep(k, skip)
+    ]
     return ", ".join(f"{k}={_json(v)[:_FIELD_LIMIT]}" for k, v in (pairs + requested)[:_MAX_FIELDS])
 
 

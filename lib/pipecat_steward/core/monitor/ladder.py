@@ -1,6 +1,6 @@
 """The correction ladder: from a checked finding to at most one correction, or none.
 
-Rules (seed 001 and its live-test fixes):
+Rules:
 
 - a violation needs the same ``(kind, step)`` on two consecutive checks (corroboration);
 - ``off_procedure`` is recorded, never corrected;
@@ -26,14 +26,14 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
+    ProcedureViolation,
     StepState,
-    Violation,
     ViolationKind,
     armed_checklists,
     current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "NOTE_TTL_S",
@@ -121,7 +121,9 @@ _TEMPLATES: Mapping[ViolationKind, str] = {
 }
 
 
-def correction_text(kind: ViolationKind | None, step: Step, suggestion: str | None = None) -> str:
+def correction_text(
+    kind: ViolationKind | None, step: ProcedureStep, suggestion: str | None = None
+) -> str:
     """The note the agent reads: what is wrong, then the step's authored guidance."""
     head = _TEMPLATES[kind] if kind else "You said you would act on '{title}' but nothing ran."
     guidance = step.short_guidance[:_GUIDANCE_LIMIT] or (suggestion or "")[:_GUIDANCE_LIMIT]
@@ -168,8 +170,11 @@ def _allowed(ladder: LadderState, procs: CompiledProcedures, c: Correction) -> s
 
 def _spend(ladder: LadderState, c: Correction) -> LadderState:
     spent = tuple((s, n) for s, n in ladder.spent if s != c.step)
-    return replace(ladder, spent=(*spent, (c.step, ladder.spent_on(c.step) + 1)),
-                   issued=ladder.issued | set(c.keys))  # fmt: skip
+    return replace(
+        ladder,
+        spent=(*spent, (c.step, ladder.spent_on(c.step) + 1)),
+        issued=ladder.issued | set(c.keys),
+    )
 
 
 def grant(
@@ -188,7 +193,7 @@ def grant(
     return _spend(ladder, correction), True
 
 
-def _severity(procs: CompiledProcedures, step: Step, kind: ViolationKind) -> Severity:
+def _severity(procs: CompiledProcedures, step: ProcedureStep, kind: ViolationKind) -> Severity:
     default = procs.checklists[step.checklist].monitor.severity_default
     if kind == "hallucination" and step.irreversible:
         return Severity.SEVERE  # claimed completion of an irreversible step that never fired
@@ -197,7 +202,7 @@ def _severity(procs: CompiledProcedures, step: Step, kind: ViolationKind) -> Sev
 
 def on_finding(
     ladder: LadderState,
-    violation: Violation | None,
+    violation: ProcedureViolation | None,
     procs: CompiledProcedures,
     state: ProcedureState,
     variables: Mapping[str, object],
@@ -218,8 +223,16 @@ def on_finding(
         return ladder, Observe("step is no longer open")
     severity = _severity(procs, owner, violation.kind)
     text = correction_text(violation.kind, owner, suggestion)
-    c = Correction(owner.id, owner.checklist, violation.kind, severity, text, now,
-                   now + NOTE_TTL_S, state.visit)  # fmt: skip
+    c = Correction(
+        owner.id,
+        owner.checklist,
+        violation.kind,
+        severity,
+        text,
+        now,
+        now + NOTE_TTL_S,
+        state.visit,
+    )
     return _route(ladder, c, procs)
 
 

@@ -30,7 +30,8 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.words import word_set
 
 __all__ = [
     "MAX_REQUIREMENTS",
@@ -141,18 +142,20 @@ class Exchange:
         return self
 
 
-def monitored(procs: CompiledProcedures, step: Step) -> bool:
+def monitored(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     """Whether the step's checklist has its monitor enabled."""
     return procs.checklists[step.checklist].monitor.enabled
 
 
 def _open_llm_applies(
     procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> list[Step]:
+) -> list[ProcedureStep]:
     return [
-        s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)
+        s
+        for k in armed_checklists(procs, state)
+        for s in procs.checklist_steps(k)
         if s.applies_llm and step_state(s, variables) is StepState.OPEN and monitored(procs, s)
-    ]  # fmt: skip
+    ]
 
 
 def judge_requirements(
@@ -177,9 +180,10 @@ def claims_completion(text: str) -> bool:
 
 _WORDS = re.compile(r"[a-z]+")
 _SUFFIXES = ("ments", "ment", "ing", "ed", "es", "s")
-_GENERIC = frozenset({"the", "and", "for", "with", "your", "you", "our", "this", "that", "has",
-                      "have", "been", "was", "were", "are", "now", "all", "ask", "take", "get",
-                      "make", "send", "call", "tell", "give", "about", "step", "done", "set"})  # fmt: skip
+_GENERIC = word_set(
+    "the and for with your you our this that has have been was were are now all ask take get "
+    "make send call tell give about step done set"
+)
 
 
 def _stem(word: str) -> str:
@@ -194,7 +198,7 @@ def _vocabulary(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in words if len(w) >= 3 and w not in _GENERIC)
 
 
-def _step_vocabulary(step: Step) -> frozenset[str]:
+def _step_vocabulary(step: ProcedureStep) -> frozenset[str]:
     return _vocabulary(f"{step.id} {step.title} {step.tool or ''} {step.component or ''}")
 
 
@@ -287,7 +291,7 @@ def out_of_order_tools(
 
 
 def _open_judge_ancestor(
-    procs: CompiledProcedures, step: Step, variables: Mapping[str, object]
+    procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]
 ) -> bool:
     ancestors = (procs.steps[a] for a in procs.ancestors.get(step.id, ()))
     return any(

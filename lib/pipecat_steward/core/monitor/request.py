@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat_steward.core.monitor.evidence import Evidence, EvidenceKind, EvidenceLedger
+from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceKind, EvidenceLedger
 from pipecat_steward.core.monitor.policy import AssessReason
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
@@ -25,7 +25,7 @@ from pipecat_steward.core.procedures.state import (
     current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -82,7 +82,7 @@ VERDICT_SCHEMA: Mapping[str, Any] = {
         "violation",
         "not_applicable",
         "suggested_correction",
-    ],  # fmt: skip
+    ],
     "additionalProperties": False,
 }
 """The strict verdict schema; ``reasoning`` comes first (a small model that writes its
@@ -123,12 +123,17 @@ def state_hash(state: ProcedureState, variables: Mapping[str, object]) -> str:
 
 
 def cache_key(
-    state: ProcedureState, variables: Mapping[str, object], ledger: EvidenceLedger,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    ledger: EvidenceLedger,
     requirements: tuple[str, ...] = (),
-) -> CacheKey:  # fmt: skip
+) -> CacheKey:
     """The cache key of an assessment over this state and evidence."""
-    return (state_hash(state, variables) + "/" + ",".join(requirements), ledger.tail(),
-            ledger.revision)  # fmt: skip
+    return (
+        state_hash(state, variables) + "/" + ",".join(requirements),
+        ledger.tail(),
+        ledger.revision,
+    )
 
 
 def build_request(
@@ -158,7 +163,9 @@ def build_request(
     )
 
 
-def _mark(step: Step, current: Step | None, variables: Mapping[str, object]) -> str:
+def _mark(
+    step: ProcedureStep, current: ProcedureStep | None, variables: Mapping[str, object]
+) -> str:
     match step_state(step, variables):
         case StepState.DONE:
             return "done (do not judge)"
@@ -168,7 +175,9 @@ def _mark(step: Step, current: Step | None, variables: Mapping[str, object]) -> 
             return "CURRENT" if current is not None and step.id == current.id else "upcoming"
 
 
-def _checklist(steps: list[Step], current: Step | None, variables: Mapping[str, object]) -> str:
+def _checklist(
+    steps: list[ProcedureStep], current: ProcedureStep | None, variables: Mapping[str, object]
+) -> str:
     lines = ["Procedure (in order):"]
     for step in steps:
         auto = "" if step.kind is CompletionKind.JUDGE else "; completes automatically"
@@ -185,8 +194,10 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
         if step.kind is CompletionKind.JUDGE and step.judge:
             lines.append(f"- {step_id}: satisfied when {step.judge}")
         if step.applies_llm:
-            lines.append(f"- {step_id}: applies only when {step.applies_llm} "
-                         "(list it in not_applicable when it clearly does not apply)")  # fmt: skip
+            lines.append(
+                f"- {step_id}: applies only when {step.applies_llm} "
+                "(list it in not_applicable when it clearly does not apply)"
+            )
     return "\n".join(lines)
 
 
@@ -208,5 +219,5 @@ def _evidence(ledger: EvidenceLedger) -> str:
     return "\n\n".join(blocks) or "No evidence yet."
 
 
-def _line(entry: Evidence) -> str:
+def _line(entry: EvidenceEntry) -> str:
     return f"[{entry.id}] {entry.source}: {entry.text}"

@@ -22,16 +22,23 @@ from pipecat_steward.core.monitor.request import VIOLATION_KINDS, AssessmentRequ
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.completion import Verdict
 from pipecat_steward.core.procedures.state import (
+    ProcedureViolation,
     StepState,
-    Violation,
     ViolationKind,
     ready,
     step_state,
 )
 from pipecat_steward.core.procedures.steps import CompletionKind
 
-__all__ = ["Assessment", "CheckResult", "Checked", "Discarded", "RawVerdict", "check_verdict",
-           "parse_verdict"]  # fmt: skip
+__all__ = [
+    "Assessment",
+    "CheckResult",
+    "Checked",
+    "Discarded",
+    "RawVerdict",
+    "check_verdict",
+    "parse_verdict",
+]
 
 _SUGGESTION_LIMIT = 300
 
@@ -112,8 +119,12 @@ def _text(value: object) -> str | None:
 
 def _assessment(raw: object) -> Assessment:
     item = cast(Mapping[str, object], raw)
-    return Assessment(str(item["step"]), str(item["status"]), _strings(item["evidence_ids"]),
-                      _text(item.get("missing")))  # fmt: skip
+    return Assessment(
+        str(item["step"]),
+        str(item["status"]),
+        _strings(item["evidence_ids"]),
+        _text(item.get("missing")),
+    )
 
 
 def parse_verdict(raw: Mapping[str, object]) -> RawVerdict | Discarded:
@@ -162,10 +173,16 @@ def _accept(
     procs: CompiledProcedures,
     variables: Mapping[str, object],
 ) -> Checked:
-    satisfied = tuple(s for s in dict.fromkeys(parsed.satisfied)
-                      if _satisfied(s, parsed, request, procs, variables))  # fmt: skip
-    na = tuple(s for s in dict.fromkeys(parsed.not_applicable)
-               if _not_applicable(s, parsed, request, procs, variables))  # fmt: skip
+    satisfied = tuple(
+        s
+        for s in dict.fromkeys(parsed.satisfied)
+        if _satisfied(s, parsed, request, procs, variables)
+    )
+    na = tuple(
+        s
+        for s in dict.fromkeys(parsed.not_applicable)
+        if _not_applicable(s, parsed, request, procs, variables)
+    )
     unknown = tuple(s for s in request.requirements if s not in satisfied and s not in na)
     missing = {a.step: a.missing for a in parsed.assessments if a.missing}
     verdict = Verdict(satisfied, na, _violation(parsed, satisfied))
@@ -190,10 +207,11 @@ def _satisfied(
     return (
         step_id in request.requirements
         and step.kind is CompletionKind.JUDGE
-        and bool(mine) and cited
+        and bool(mine)
+        and cited
         and step_id not in parsed.not_applicable
         and ready(procs, step, variables)
-    )  # fmt: skip
+    )
 
 
 def _not_applicable(
@@ -212,10 +230,10 @@ def _not_applicable(
     )
 
 
-def _violation(parsed: RawVerdict, satisfied: tuple[str, ...]) -> Violation | None:
+def _violation(parsed: RawVerdict, satisfied: tuple[str, ...]) -> ProcedureViolation | None:
     if parsed.violation_kind == "none":
         return None
     if parsed.violation_step in satisfied:
         return None  # the verdict contradicts itself: the step is both done and violated
     kind = cast(ViolationKind, parsed.violation_kind)
-    return Violation(kind, parsed.violation_step, parsed.violation_detail)
+    return ProcedureViolation(kind, parsed.violation_step, parsed.violation_detail)

@@ -83,6 +83,7 @@ def fire(
     if step is None or step.id != promised:
         return wd, None
     text = correction_text(None, step)
-    nudge = Correction(step.id, step.checklist, None, Severity.NUDGE, text, now,
-                       now + NOTE_TTL_S, state.visit)  # fmt: skip
+    nudge = Correction(
+        step.id, step.checklist, None, Severity.NUDGE, text, now, now + NOTE_TTL_S, state.visit
+    )
     return wd, nudge

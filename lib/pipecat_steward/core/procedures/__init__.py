@@ -1,4 +1,4 @@
-"""Procedures (seed 001): the artifact, inline blocks, the compiler, state and tool gates. Pure.
+"""Procedures: the artifact, inline blocks, the compiler, state and tool gates. Pure.
 
 Typical use by an adapter::
 
@@ -47,7 +47,7 @@ from pipecat_steward.core.procedures.gates import (
     prerequisite_titles,
     resolve_timeout,
 )
-from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.issues import Issue, IssueCode, IssueSeverity
 from pipecat_steward.core.procedures.jsonpath import parse_path, select
 from pipecat_steward.core.procedures.lifecycle import arm, disarm, enter_topic, start_session
 from pipecat_steward.core.procedures.model import (
@@ -62,15 +62,15 @@ from pipecat_steward.core.procedures.state import (
     CURRENT_STEP,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureViolation,
     StepState,
-    Violation,
     current_step,
     done_name,
     na_name,
     step_state,
 )
 from pipecat_steward.core.procedures.status import procedure_status
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
     "CURRENT_STEP",
@@ -94,8 +94,8 @@ __all__ = [
     "ProcedureUpdate",
     "ScannedPrompt",
     "ScopeSource",
-    "Severity",
-    "Step",
+    "IssueSeverity",
+    "ProcedureStep",
     "StepRef",
     "StepSettings",
     "StepState",
@@ -104,7 +104,7 @@ __all__ = [
     "ToolResultUpdate",
     "Verdict",
     "Veto",
-    "Violation",
+    "ProcedureViolation",
     "apply_verdict",
     "arm",
     "classify_result",

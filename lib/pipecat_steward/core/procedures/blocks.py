@@ -38,9 +38,17 @@ __all__ = [
 ]
 
 WarningCode = Literal[
-    "unclosed_step", "unclosed_procedure", "stray_close", "nested_step", "nested_procedure",
-    "bad_name", "duplicate_step", "duplicate_group", "unknown_reference", "unknown_settings",
-]  # fmt: skip
+    "unclosed_step",
+    "unclosed_procedure",
+    "stray_close",
+    "nested_step",
+    "nested_procedure",
+    "bad_name",
+    "duplicate_step",
+    "duplicate_group",
+    "unknown_reference",
+    "unknown_settings",
+]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _MARKER = re.compile(

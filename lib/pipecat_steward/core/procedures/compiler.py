@@ -21,7 +21,7 @@ from types import MappingProxyType
 from pipecat_steward.core.expressions import Expression, parse_condition
 from pipecat_steward.core.procedures.blocks import Ref, ScannedPrompt, render_nodes, scan
 from pipecat_steward.core.procedures.dag import ancestors_of, cut_cycles
-from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.issues import Issue, IssueCode, IssueSeverity
 from pipecat_steward.core.procedures.model import (
     GroupSettings,
     MonitorSettings,
@@ -29,7 +29,12 @@ from pipecat_steward.core.procedures.model import (
     StepSettings,
     load_procedure_config,
 )
-from pipecat_steward.core.procedures.steps import Step, block_guidance, build_step, humanize
+from pipecat_steward.core.procedures.steps import (
+    ProcedureStep,
+    block_guidance,
+    build_step,
+    humanize,
+)
 from pipecat_steward.exceptions import ConfigError
 
 __all__ = [
@@ -92,12 +97,12 @@ class CompiledProcedures:
 
     scopes: Mapping[str, CompiledScope]
     checklists: Mapping[str, Checklist]
-    steps: Mapping[str, Step]
+    steps: Mapping[str, ProcedureStep]
     gates: Mapping[str, ProcedureGate]
     ancestors: Mapping[str, tuple[str, ...]]
     issues: tuple[Issue, ...] = ()
 
-    def checklist_steps(self, key: str) -> tuple[Step, ...]:
+    def checklist_steps(self, key: str) -> tuple[ProcedureStep, ...]:
         """The steps of a checklist in document order."""
         return tuple(self.steps[s] for s in self.checklists[key].steps)
 
@@ -105,12 +110,12 @@ class CompiledProcedures:
 @dataclass(slots=True)
 class _Build:
     issues: list[Issue] = field(default_factory=lambda: [])
-    steps: dict[str, Step] = field(default_factory=lambda: {})
+    steps: dict[str, ProcedureStep] = field(default_factory=lambda: {})
     groups: dict[str, tuple[str, str]] = field(default_factory=lambda: {})  # name → scope, path
     order: dict[str, list[str]] = field(default_factory=lambda: {})  # checklist → step ids
     raw_requires: dict[str, tuple[str, ...] | None] = field(default_factory=lambda: {})
 
-    def issue(self, severity: Severity, code: IssueCode, path: str, message: str) -> None:
+    def issue(self, severity: IssueSeverity, code: IssueCode, path: str, message: str) -> None:
         self.issues.append(Issue(severity, code, path, message))
 
 
@@ -144,7 +149,7 @@ def compile_procedures(
         ancestors=MappingProxyType(ancestors_of({k: s.requires for k, s in build.steps.items()})),
         issues=tuple(build.issues),
     )
-    errors = [str(i) for i in build.issues if i.severity is Severity.ERROR]
+    errors = [str(i) for i in build.issues if i.severity is IssueSeverity.ERROR]
     if strict and errors:
         raise ConfigError("procedure", "invalid procedures:\n  " + "\n  ".join(errors))
     return result
@@ -153,7 +158,7 @@ def compile_procedures(
 def _scan_issues(build: _Build, source: ScopeSource, scanned: ScannedPrompt) -> None:
     for w in scanned.warnings:
         path = f"{source.prompt_path}#{w.subject}" if w.subject else source.prompt_path
-        build.issue(Severity.WARNING, IssueCode(w.code), path, w.message)
+        build.issue(IssueSeverity.WARNING, IssueCode(w.code), path, w.message)
 
 
 def _collect_scope(
@@ -180,7 +185,7 @@ def _collect_scope(
             _add(build, entry.id, entry.guidance or "", entry, ((), ()), where)
     if source.procedure is not None and not scanned.steps and not cfg.steps:
         message = "procedure is enabled but defines no steps; it arms nothing"
-        build.issue(Severity.WARNING, IssueCode.EMPTY_PROCEDURE, source.path, message)
+        build.issue(IssueSeverity.WARNING, IssueCode.EMPTY_PROCEDURE, source.path, message)
 
 
 def _settings_index(
@@ -192,7 +197,7 @@ def _settings_index(
         if scanned.has_blocks and entry.id not in known:
             message = f"settings for step {entry.id!r}, which no {{{{#step}}}} block defines"
             build.issue(
-                Severity.ERROR, IssueCode.UNKNOWN_STEP, f"{source.path}.steps[{i}].id", message
+                IssueSeverity.ERROR, IssueCode.UNKNOWN_STEP, f"{source.path}.steps[{i}].id", message
             )
         index.setdefault(entry.id, (i, entry))
     return index
@@ -206,7 +211,7 @@ def _register_groups(build: _Build, source: ScopeSource, scanned: ScannedPrompt)
         if group.name in build.groups:
             first = build.groups[group.name][1]
             message = f"group {group.name!r} is already defined at {first}; the first wins"
-            build.issue(Severity.ERROR, IssueCode.DUPLICATE_GROUP, path, message)
+            build.issue(IssueSeverity.ERROR, IssueCode.DUPLICATE_GROUP, path, message)
             shadowed.add(group.ordinal)
             continue
         build.groups[group.name] = (source.name, path)
@@ -229,7 +234,7 @@ def _add(
     key, _, _, path = where
     if step_id in build.steps:
         message = f"step id {step_id!r} is already used at {build.steps[step_id].path}; rename it"
-        build.issue(Severity.ERROR, IssueCode.DUPLICATE_STEP, path, message)
+        build.issue(IssueSeverity.ERROR, IssueCode.DUPLICATE_STEP, path, message)
         return
     build.raw_requires[step_id] = settings.requires if settings else None
     step = build_step(
@@ -254,7 +259,7 @@ def _add_group_applies(build: _Build, cfg: ProcedureConfig, step_id: str) -> Non
         build.steps[step_id] = _replace_applies(step, applies)
 
 
-def _replace_applies(step: Step, applies: tuple[Expression, ...]) -> Step:
+def _replace_applies(step: ProcedureStep, applies: tuple[Expression, ...]) -> ProcedureStep:
     return replace(step, applies=applies)
 
 
@@ -268,7 +273,9 @@ def _finish_dag(build: _Build) -> None:
         if cycle:
             first = build.steps[cycle[0]]
             message = f"requires forms a cycle through {', '.join(cycle)} in {key}; break it"
-            build.issue(Severity.ERROR, IssueCode.REQUIRES_CYCLE, f"{first.path}.requires", message)
+            build.issue(
+                IssueSeverity.ERROR, IssueCode.REQUIRES_CYCLE, f"{first.path}.requires", message
+            )
             for step_id in cycle:
                 build.steps[step_id] = replace(build.steps[step_id], requires=cut[step_id])
 
@@ -288,7 +295,7 @@ def _requires(
                 f"requires {name!r}, which is not a step of this procedure ({', '.join(siblings)})"
             )
             path = f"{build.steps[step_id].path}.requires"
-            build.issue(Severity.ERROR, IssueCode.UNKNOWN_STEP, path, message)
+            build.issue(IssueSeverity.ERROR, IssueCode.UNKNOWN_STEP, path, message)
     return tuple(kept)
 
 
@@ -334,7 +341,9 @@ def _scopes(
         prompt = render_nodes(scanned.nodes, partial(_expand, build, checklists, unknown=unknown))
         for name in dict.fromkeys(unknown):
             message = f"{{{{PROCEDURE:{name}}}}} names no procedure group; left as text"
-            build.issue(Severity.WARNING, IssueCode.UNKNOWN_REFERENCE, source.prompt_path, message)
+            build.issue(
+                IssueSeverity.WARNING, IssueCode.UNKNOWN_REFERENCE, source.prompt_path, message
+            )
         armed = tuple(k for k, c in checklists.items() if source.name in c.active_in)
         out[source.name] = CompiledScope(source.name, prompt, armed)
     return out
@@ -358,10 +367,14 @@ def _gates(build: _Build) -> dict[str, ProcedureGate]:
             continue
         if step.tool is None:
             message = "an irreversible step needs complete_when kind tool naming the tool to gate"
-            build.issue(Severity.ERROR, IssueCode.IRREVERSIBLE_WITHOUT_TOOL, step.path, message)
+            build.issue(
+                IssueSeverity.ERROR, IssueCode.IRREVERSIBLE_WITHOUT_TOOL, step.path, message
+            )
             continue
         if not step.requires:
             message = f"irreversible step {step.id!r} has no prerequisites; its gate binds nothing"
-            build.issue(Severity.WARNING, IssueCode.GATE_WITHOUT_PREREQUISITES, step.path, message)
+            build.issue(
+                IssueSeverity.WARNING, IssueCode.GATE_WITHOUT_PREREQUISITES, step.path, message
+            )
         gates.setdefault(step.tool, []).append(step.id)
     return {tool: ProcedureGate(tool, tuple(ids)) for tool, ids in gates.items()}

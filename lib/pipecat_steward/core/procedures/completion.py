@@ -3,7 +3,7 @@
 Every completion is a blackboard write (``proc_<id>_done = true`` and ``proc_current_step``),
 returned in a :class:`~.state.ProcedureUpdate`, so conditions and gates see it at once.
 Variable and tool steps complete with zero model calls the moment their evidence arrives;
-judge steps complete only through :func:`apply_verdict` (the monitor is issue 7).
+judge steps complete only through :func:`apply_verdict` (a verdict of the monitor).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pipecat_steward.core.procedures.state import (
     BlockedTool,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureViolation,
     StepState,
-    Violation,
     Writer,
     armed_checklists,
     current_step,
@@ -29,7 +29,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, Step
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = [
@@ -51,7 +51,7 @@ def sync_current(procs: CompiledProcedures, state: ProcedureState, writer: Write
     writer.set(CURRENT_STEP, step.id if step else None)
 
 
-def _armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[Step]:
+def _armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[ProcedureStep]:
     return [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
 
 
@@ -63,11 +63,14 @@ def settle_variables(
     watch = changed
     while True:
         done = [
-            s for s in _armed_steps(procs, state)
-            if s.kind is CompletionKind.VARIABLE and s.expr is not None
+            s
+            for s in _armed_steps(procs, state)
+            if s.kind is CompletionKind.VARIABLE
+            and s.expr is not None
             and (watch is None or _reads(s) & watch)
-            and step_state(s, writer.variables) is StepState.OPEN and s.expr.truthy(writer.variables)
-        ]  # fmt: skip
+            and step_state(s, writer.variables) is StepState.OPEN
+            and s.expr.truthy(writer.variables)
+        ]
         if not done:
             break
         for step in done:
@@ -77,7 +80,7 @@ def settle_variables(
         sync_current(procs, state, writer)
 
 
-def _reads(step: Step) -> frozenset[str]:
+def _reads(step: ProcedureStep) -> frozenset[str]:
     """The names a variable step's state depends on: its condition and its applicability.
 
     A step whose evidence arrived while it did not apply completes when it starts to apply.
@@ -123,7 +126,7 @@ class ToolResultUpdate:
     note: str | None = None
 
 
-def _matches(step: Step, tool: str, component: str | None) -> bool:
+def _matches(step: ProcedureStep, tool: str, component: str | None) -> bool:
     if step.kind is not CompletionKind.TOOL:
         return False
     return (step.tool is None or step.tool == tool) and (
@@ -140,13 +143,17 @@ def _component(result: object, component: str | None) -> str | None:
 
 
 def _tool_steps(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object], tool: str,
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    tool: str,
     component: str | None,
-) -> list[Step]:  # fmt: skip
+) -> list[ProcedureStep]:
     return [
-        s for s in _armed_steps(procs, state)
+        s
+        for s in _armed_steps(procs, state)
         if _matches(s, tool, component) and step_state(s, variables) is StepState.OPEN
-    ]  # fmt: skip
+    ]
 
 
 def on_tool_result(
@@ -177,8 +184,9 @@ def on_tool_result(
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
-            state = _record_violation(procs, state, _out_of_order(procs, step_id, writer.variables),
-                                      writer.variables)  # fmt: skip
+            state = _record_violation(
+                procs, state, _out_of_order(procs, step_id, writer.variables), writer.variables
+            )
             writer.complete(step_id)
             if procs.steps[step_id].irreversible:
                 state = _keep_receipt(state, step_id, result)
@@ -194,26 +202,33 @@ def on_tool_result(
 
 def _out_of_order(
     procs: CompiledProcedures, step_id: str, variables: Mapping[str, object]
-) -> Violation | None:
+) -> ProcedureViolation | None:
     """A tool step completing while a prerequisite of any kind is still open: a violation."""
-    skipped = [procs.steps[a] for a in procs.ancestors[step_id]
-               if step_state(procs.steps[a], variables) is StepState.OPEN]  # fmt: skip
+    skipped = [
+        procs.steps[a]
+        for a in procs.ancestors[step_id]
+        if step_state(procs.steps[a], variables) is StepState.OPEN
+    ]
     if not skipped:
         return None
     names = ", ".join(s.title for s in skipped)
     detail = f"'{procs.steps[step_id].title}' was done before: {names}"
-    return Violation("skipped_step", step_id, detail)
+    return ProcedureViolation("skipped_step", step_id, detail)
 
 
-_RECEIPT_KEYS = frozenset({"status", "receipt", "id", "amount", "total", "confirmation",
-                           "reference", "transaction_id"})  # fmt: skip
+_RECEIPT_KEYS = frozenset(
+    {"status", "receipt", "id", "amount", "total", "confirmation", "reference", "transaction_id"}
+)
 
 
 def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> ProcedureState:
     """Remember a short summary of an irreversible step's completing result."""
     data = result_mapping(result) or {}
-    parts = [f"{k}={v}" for k, v in data.items()
-             if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))]
+    parts = [
+        f"{k}={v}"
+        for k, v in data.items()
+        if isinstance(v, (str, int, float)) and (k in _RECEIPT_KEYS or k.endswith("_id"))
+    ]
     summary = ", ".join(parts)[:200] or str(result)[:120]
     kept = tuple(r for r in state.receipts if r[0] != step_id)
     return replace(state, receipts=(*kept, (step_id, summary)))
@@ -235,8 +250,11 @@ def result_guidance(
     next step's monitor is off or its correction budget is zero.
     """
     steps = _tool_steps(procs, state, variables, tool, _component(result, component))
-    done = [s for s in steps if classify_result(result, s.result_statuses, s.result_path)
-            is ToolOutcome.SUCCEEDED]  # fmt: skip
+    done = [
+        s
+        for s in steps
+        if classify_result(result, s.result_statuses, s.result_path) is ToolOutcome.SUCCEEDED
+    ]
     if not done:
         return None
     projected = {**variables, **{done_name(s.id): True for s in done}}
@@ -247,7 +265,10 @@ def result_guidance(
 
 
 def _empty_note(
-    procs: CompiledProcedures, state: ProcedureState, step: Step | None, call_id: str | None
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    step: ProcedureStep | None,
+    call_id: str | None,
 ) -> tuple[ProcedureState, str | None]:
     if step is None:
         return state, None
@@ -312,7 +333,7 @@ def _resume_text(procs: CompiledProcedures, tool: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A judge verdict injected by the monitor (issue 7) or a test.
+    """A judge verdict injected by the monitor or a test.
 
     Attributes:
         satisfied: Judge steps the verdict found satisfied (with cited evidence).
@@ -322,7 +343,7 @@ class Verdict:
 
     satisfied: tuple[str, ...] = ()
     not_applicable: tuple[str, ...] = ()
-    violation: Violation | None = None
+    violation: ProcedureViolation | None = None
 
 
 def apply_verdict(
@@ -362,7 +383,7 @@ def apply_verdict(
 def _record_violation(
     procs: CompiledProcedures,
     state: ProcedureState,
-    violation: Violation | None,
+    violation: ProcedureViolation | None,
     variables: Mapping[str, object],
 ) -> ProcedureState:
     if violation is None:

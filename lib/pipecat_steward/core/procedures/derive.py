@@ -21,8 +21,8 @@ from pipecat_steward.core.procedures.model import StepSettings
 
 __all__ = [
     "DERIVE_SCHEMA",
-    "Discarded",
-    "Proposal",
+    "DiscardedSetting",
+    "DerivedProposal",
     "derive_request",
     "merge_sidecar",
     "parse_proposal",
@@ -78,7 +78,7 @@ _FIELDS = {"tool": "tool", "variable": "expr", "judge": "prompt", "code": "expr"
 
 
 @dataclass(frozen=True, slots=True)
-class Proposal:
+class DerivedProposal:
     """The model's answer: the woven prompt and raw sidecar entries (nulls dropped)."""
 
     prompt: str
@@ -86,17 +86,17 @@ class Proposal:
 
 
 @dataclass(frozen=True, slots=True)
-class Discarded:
+class DiscardedSetting:
     """A proposed setting that was not kept, and why."""
 
     step: str
     reason: str
 
 
-def parse_proposal(value: Mapping[str, Any]) -> Proposal:
-    """Read a schema-valid answer into a :class:`Proposal`."""
+def parse_proposal(value: Mapping[str, Any]) -> DerivedProposal:
+    """Read a schema-valid answer into a :class:`DerivedProposal`."""
     rows = cast(Sequence[Mapping[str, Any]], value.get("steps") or ())
-    return Proposal(str(value["prompt"]), tuple(_entry(row) for row in rows))
+    return DerivedProposal(str(value["prompt"]), tuple(_entry(row) for row in rows))
 
 
 def _entry(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def sidecar_entries(
     *,
     new_steps: Collection[str],
     existing: Collection[str],
-) -> tuple[tuple[dict[str, Any], ...], tuple[Discarded, ...]]:
+) -> tuple[tuple[dict[str, Any], ...], tuple[DiscardedSetting, ...]]:
     """Keep the valid settings of steps the model added; say why each other one was dropped.
 
     Args:
@@ -128,14 +128,14 @@ def sidecar_entries(
         existing: Ids the author already has (blocks and sidecar entries).
     """
     kept: dict[str, dict[str, Any]] = {}
-    dropped: list[Discarded] = []
+    dropped: list[DiscardedSetting] = []
     for entry in proposed:
         step = str(entry.get("id"))
         reason = _reject(entry, step, new_steps, existing, kept)
         if reason is None:
             kept[step] = dict(entry)
         else:
-            dropped.append(Discarded(step, reason))
+            dropped.append(DiscardedSetting(step, reason))
     return tuple(kept.values()), tuple(dropped)
 
 

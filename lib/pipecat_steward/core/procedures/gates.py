@@ -26,7 +26,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = [
@@ -97,8 +97,10 @@ class Veto:
         if self.reason == "already_done":
             names = "; ".join(s.title for s in self.open_steps)
             earlier = f" (earlier result: {self.earlier})" if self.earlier else ""
-            return (f"{self.tool} was not run: {names} is already done{earlier}. It must not "
-                    "be repeated; tell the caller it was already done.")  # fmt: skip
+            return (
+                f"{self.tool} was not run: {names} is already done{earlier}. It must not "
+                "be repeated; tell the caller it was already done."
+            )
         names = "; ".join(s.title for s in self.open_steps)
         text = f"{self.tool} was not run: these steps must be completed first: {names}."
         text += _CAUSES.get(self.reason, "")
@@ -163,7 +165,7 @@ def resolve_timeout(pending: AwaitJudge, cause: str = "judge_timeout") -> Allow 
             return Allow(pending.tool, log + f"{pending.timeout_s:g}s; fail mode open allows it")
 
 
-def guidance_enabled(procs: CompiledProcedures, step: Step) -> bool:
+def guidance_enabled(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     """Whether guidance from this step's checklist may be given (monitor on, budget > 0)."""
     monitor = procs.checklists[step.checklist].monitor
     return monitor.enabled and monitor.max_corrections_per_step > 0
@@ -200,7 +202,7 @@ def _decide(
     repeat = _repeat_veto(procs, state, variables, gate, armed)
     if repeat is not None:
         return repeat
-    blocking: dict[str, Step] = {}
+    blocking: dict[str, ProcedureStep] = {}
     modes: set[FailMode] = set()
     for step_id in gate.steps:
         step = procs.steps[step_id]
@@ -243,7 +245,7 @@ def _veto(
     procs: CompiledProcedures,
     variables: Mapping[str, object],
     tool: str,
-    blocking: tuple[Step, ...],
+    blocking: tuple[ProcedureStep, ...],
 ) -> Veto:
     refs = tuple(StepRef(s.id, s.title) for s in blocking)
     nxt = next((s for s in blocking if ready(procs, s, variables)), blocking[0])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Issue", "IssueCode", "Severity"]
+__all__ = ["Issue", "IssueCode", "IssueSeverity"]
 
 
-class Severity(StrEnum):
+class IssueSeverity(StrEnum):
     """Whether publishing must stop (``error``) or the author should look (``warning``)."""
 
     ERROR = "error"
@@ -56,7 +56,7 @@ class Issue:
         message: What is wrong and the fix.
     """
 
-    severity: Severity
+    severity: IssueSeverity
     code: IssueCode
     path: str
     message: str

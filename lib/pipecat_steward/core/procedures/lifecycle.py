@@ -50,8 +50,13 @@ def arm(
         scope: The scope entered (``main`` or a topic name); unknown scopes arm nothing.
     """
     scopes = state.scopes if scope in state.scopes else (*state.scopes, scope)
-    new_state = ProcedureState(scopes, state.blocked, state.empty_results, state.violations,
-                               state.visit + (scope not in state.scopes))  # fmt: skip
+    new_state = ProcedureState(
+        scopes,
+        state.blocked,
+        state.empty_results,
+        state.violations,
+        state.visit + (scope not in state.scopes),
+    )
     writer = Writer.over(variables)
     compiled = procs.scopes.get(scope)
     for key in compiled.checklists if compiled else ():

@@ -1,4 +1,4 @@
-"""The procedure artifact as authors write it (seed 001 "The procedure artifact").
+"""The procedure artifact as authors write it: checklists, step settings, monitor settings.
 
 These pydantic models check shape only (unknown keys, wrong types, expressions that do not
 parse, malformed ``result_path``). Cross-references (unknown step ids, cycles, tools the agent
@@ -49,7 +49,7 @@ class FailMode(StrEnum):
 
 
 class Severity(StrEnum):
-    """The correction ladder's rungs (delivered by the monitor, issue 7)."""
+    """The correction ladder's rungs (the monitor delivers them)."""
 
     NOTE = "note"
     NUDGE = "nudge"
@@ -166,7 +166,7 @@ class StepSettings(_Model):
 
 
 class MonitorSettings(_Model):
-    """The monitor's settings for one checklist (the monitor itself is issue 7)."""
+    """The monitor's settings for one checklist (the monitor itself lives in ``core/monitor``)."""
 
     enabled: bool = True
     max_corrections_per_step: int = Field(default=1, ge=0)

@@ -1,4 +1,4 @@
-"""Whether a tool result is the success a tool step waits for (seed 001, ``result_path``).
+"""Whether a tool result is the success a tool step waits for (its ``result_path``).
 
 Generic success excludes the statuses that mean "not done yet" or "not done at all":
 ``authorization_required``, ``requires_action``, ``capture_started``, ``setup_required``,
@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import cast
 
 from pipecat_steward.core.procedures.jsonpath import is_nonempty, parse_path, select
+from pipecat_steward.core.words import word_set
 
 __all__ = ["NOT_SUCCESS_STATUSES", "ToolOutcome", "classify_result", "result_mapping"]
 
@@ -28,14 +29,11 @@ class ToolOutcome(StrEnum):
     FAILED = "failed"
 
 
-NOT_SUCCESS_STATUSES = frozenset(
-    {
-        "authorization_required", "requires_action", "capture_started", "setup_required",
-        "consent_required", "pending", "in_progress", "processing", "queued", "waiting",
-        "error", "failed", "failure", "denied", "rejected", "refused", "refusal", "declined",
-        "cancelled", "canceled", "timeout", "timed_out", "not_found", "blocked", "vetoed",
-    }
-)  # fmt: skip
+NOT_SUCCESS_STATUSES = word_set(
+    "authorization_required requires_action capture_started setup_required consent_required "
+    "pending in_progress processing queued waiting error failed failure denied rejected "
+    "refused refusal declined cancelled canceled timeout timed_out not_found blocked vetoed"
+)
 _ERROR_STATUSES = frozenset(
     {
         "error",

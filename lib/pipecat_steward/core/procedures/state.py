@@ -17,7 +17,7 @@ from typing import Literal, cast
 from pipecat_steward.core.expressions import Expression
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.procedures.compiler import Checklist, CompiledProcedures
-from pipecat_steward.core.procedures.steps import Step
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.variables import JsonValue, VariableChange
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
     "ProcedureState",
     "ProcedureUpdate",
     "StepState",
-    "Violation",
+    "ProcedureViolation",
     "ViolationKind",
     "Writer",
     "applies",
@@ -63,8 +63,8 @@ class StepState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Violation:
-    """A monitor finding (recorded for the checklist; the monitor itself is issue 7)."""
+class ProcedureViolation:
+    """A monitor finding, recorded for the checklist (the monitor lives in ``core/monitor``)."""
 
     kind: ViolationKind
     step: str | None
@@ -96,7 +96,7 @@ class ProcedureState:
     scopes: tuple[str, ...] = ()
     blocked: tuple[BlockedTool, ...] = ()
     empty_results: tuple[tuple[str, str], ...] = ()
-    violations: tuple[tuple[str, Violation], ...] = ()
+    violations: tuple[tuple[str, ProcedureViolation], ...] = ()
     visit: int = 0
     receipts: tuple[tuple[str, str], ...] = ()
 
@@ -104,7 +104,7 @@ class ProcedureState:
         """The summary of the result that completed ``step_id`` (irreversible steps)."""
         return next((r for s, r in self.receipts if s == step_id), None)
 
-    def last_violation(self, checklist: str) -> Violation | None:
+    def last_violation(self, checklist: str) -> ProcedureViolation | None:
         """The last violation recorded on ``checklist``."""
         return next((v for k, v in self.violations if k == checklist), None)
 
@@ -135,7 +135,7 @@ class ProcedureState:
             violations=tuple(
                 (
                     v["checklist"],
-                    Violation(cast(ViolationKind, v["kind"]), v.get("step"), v["detail"]),
+                    ProcedureViolation(cast(ViolationKind, v["kind"]), v.get("step"), v["detail"]),
                 )
                 for v in raw.get("violations", [])
             ),
@@ -213,12 +213,12 @@ def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
     return value is None or truthy(value)
 
 
-def applies(step: Step, variables: Mapping[str, object]) -> bool:
+def applies(step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Whether the step's code conditions (group's and step's) hold; unknown means it applies."""
     return all(holds(c, variables) for c in step.applies)
 
 
-def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
+def step_state(step: ProcedureStep, variables: Mapping[str, object]) -> StepState:
     """Done, not applicable (judged ``proc_<id>_na`` or a code condition false) or open."""
     if variables.get(done_name(step.id)) is True:
         return StepState.DONE
@@ -227,7 +227,7 @@ def step_state(step: Step, variables: Mapping[str, object]) -> StepState:
     return StepState.OPEN
 
 
-def ready(procs: CompiledProcedures, step: Step, variables: Mapping[str, object]) -> bool:
+def ready(procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Open, with every prerequisite done or not applicable."""
     if step_state(step, variables) is not StepState.OPEN:
         return False
@@ -249,7 +249,7 @@ def _conditional_active(checklist: Checklist, variables: Mapping[str, object]) -
 
 def current_step(
     procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> Step | None:
+) -> ProcedureStep | None:
     """The next ready step: an active conditional group first, then armed order."""
     keys = armed_checklists(procs, state)
     conditional = [k for k in keys if _conditional_active(procs.checklists[k], variables)]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    Violation,
+    ProcedureViolation,
     armed_checklists,
     current_step,
     step_state,
@@ -17,7 +17,7 @@ from pipecat_steward.core.variables import JsonValue
 __all__ = ["procedure_status"]
 
 
-def _violation(v: Violation | None) -> JsonValue:
+def _violation(v: ProcedureViolation | None) -> JsonValue:
     return None if v is None else {"kind": v.kind, "step": v.step, "detail": v.detail}
 
 

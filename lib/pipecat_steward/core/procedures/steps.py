@@ -18,7 +18,7 @@ from pipecat_steward.core.procedures.model import (
     VariableCompletion,
 )
 
-__all__ = ["CompletionKind", "Step", "build_step", "humanize", "normalize"]
+__all__ = ["CompletionKind", "ProcedureStep", "build_step", "humanize", "normalize"]
 
 GUIDANCE_LIMIT = 900
 _SPACE = re.compile(r"\s+")
@@ -33,7 +33,7 @@ class CompletionKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class ProcedureStep:
     """One compiled step.
 
     Attributes:
@@ -110,7 +110,7 @@ def build_step(
     pills: tuple[tuple[str, ...], tuple[str, ...]],
     where: tuple[str, str | None, str, str],
     requires: tuple[str, ...],
-) -> Step:
+) -> ProcedureStep:
     """Merge a step's body and sparse settings into a compiled step.
 
     Args:
@@ -127,7 +127,7 @@ def build_step(
     code = s.applies_when if isinstance(s.applies_when, CodeApplies) else None
     applies = (parse_condition(code.expr),) if code else ()
     llm = s.applies_when.prompt if isinstance(s.applies_when, LlmApplies) else None
-    return Step(
+    return ProcedureStep(
         id=step_id,
         title=s.title or humanize(step_id),
         guidance=body,

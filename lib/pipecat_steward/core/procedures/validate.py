@@ -18,7 +18,7 @@ from pipecat_steward.core.procedures.compiler import (
     ScopeSource,
     compile_procedures,
 )
-from pipecat_steward.core.procedures.issues import Issue, IssueCode, Severity
+from pipecat_steward.core.procedures.issues import Issue, IssueCode, IssueSeverity
 from pipecat_steward.core.procedures.model import FailMode
 from pipecat_steward.core.procedures.steps import CompletionKind
 from pipecat_steward.core.variables import VariableSpec
@@ -35,11 +35,11 @@ class ValidationReport:
 
     @property
     def errors(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is Severity.ERROR)
+        return tuple(i for i in self.issues if i.severity is IssueSeverity.ERROR)
 
     @property
     def warnings(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is Severity.WARNING)
+        return tuple(i for i in self.issues if i.severity is IssueSeverity.WARNING)
 
     @property
     def ok(self) -> bool:
@@ -72,7 +72,7 @@ def validate_procedures(
         procs = compile_procedures(sources)
     except ConfigError as exc:
         return ValidationReport(
-            (Issue(Severity.ERROR, IssueCode.INVALID_CONFIG, exc.path, exc.problem),)
+            (Issue(IssueSeverity.ERROR, IssueCode.INVALID_CONFIG, exc.path, exc.problem),)
         )
     issues = list(procs.issues)
     issues += _tools(procs, tools)
@@ -87,12 +87,17 @@ def _tools(procs: CompiledProcedures, tools: Collection[str] | None) -> list[Iss
         return []
     known = ", ".join(sorted(tools)) or "none"
     return [
-        Issue(Severity.ERROR, IssueCode.UNKNOWN_TOOL, procs.steps[step_id].path,
-              f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
-              f"not have (tools: {known}); add the tool or fix the name")
-        for gate in procs.gates.values() if gate.tool not in tools
+        Issue(
+            IssueSeverity.ERROR,
+            IssueCode.UNKNOWN_TOOL,
+            procs.steps[step_id].path,
+            f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
+            f"not have (tools: {known}); add the tool or fix the name",
+        )
+        for gate in procs.gates.values()
+        if gate.tool not in tools
         for step_id in gate.steps
-    ]  # fmt: skip
+    ]
 
 
 def _monitor(procs: CompiledProcedures) -> list[Issue]:
@@ -107,7 +112,9 @@ def _monitor(procs: CompiledProcedures) -> list[Issue]:
                 "variable or tool completion"
             )
             issues.append(
-                Issue(Severity.ERROR, IssueCode.JUDGE_WITH_MONITOR_DISABLED, step.path, message)
+                Issue(
+                    IssueSeverity.ERROR, IssueCode.JUDGE_WITH_MONITOR_DISABLED, step.path, message
+                )
             )
     return issues
 
@@ -146,7 +153,7 @@ def _variables(
 
 
 def _error(code: IssueCode, path: str, message: str) -> Issue:
-    return Issue(Severity.ERROR, code, path, message)
+    return Issue(IssueSeverity.ERROR, code, path, message)
 
 
 def _logic_slm(
@@ -154,8 +161,11 @@ def _logic_slm(
 ) -> list[Issue]:
     if resolvable:
         return []
-    judged = [s.id for s in procs.steps.values()
-              if s.kind is CompletionKind.JUDGE or s.applies_llm is not None]  # fmt: skip
+    judged = [
+        s.id
+        for s in procs.steps.values()
+        if s.kind is CompletionKind.JUDGE or s.applies_llm is not None
+    ]
     extracted = [s.name for s in specs if s.extraction]
     if not judged and not extracted:
         return []
@@ -167,7 +177,7 @@ def _logic_slm(
         "(judge steps will never complete and closed gates behind them will veto)"
     )
     return [
-        Issue(Severity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message),
+        Issue(IssueSeverity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message),
         *_closed_judge_gates(procs),
     ]
 

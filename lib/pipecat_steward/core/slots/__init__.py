@@ -1,4 +1,4 @@
-"""The slot-filling DAG engine (seed 000 + seed 003), pure.
+"""The slot-filling DAG engine: slot statuses and merge rules that never lose an answer. Pure.
 
 Typical use by an adapter::
 
@@ -15,9 +15,9 @@ from pipecat_steward.core.slots.action import (
     CallKind,
     Chooser,
     DebugEntry,
+    EngineStep,
     Hint,
     Phase,
-    Step,
     ToolCall,
 )
 from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
@@ -87,8 +87,8 @@ __all__ = [
     "Phase",
     "Routed",
     "SlotConfig",
+    "EngineStep",
     "SlotSource",
-    "Step",
     "TaskConfig",
     "TaskSource",
     "ToolCall",

@@ -17,7 +17,7 @@ from pipecat_steward.core.slots.dag import Decision
 from pipecat_steward.core.state import RunStatus, SessionState
 from pipecat_steward.core.variables import JsonValue
 
-__all__ = ["Action", "CallKind", "Chooser", "DebugEntry", "Hint", "Phase", "Step", "ToolCall"]
+__all__ = ["Action", "CallKind", "Chooser", "DebugEntry", "Hint", "Phase", "EngineStep", "ToolCall"]
 
 Phase = Literal["collection", "readback", "gate", "terminal"]
 CallKind = Literal["executor", "confirm", "then"]
@@ -52,7 +52,7 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Hint:
-    """An XML-tagged block of the instruction suffix (seed 000 §7a.4)."""
+    """An XML-tagged block of the instruction suffix."""
 
     tag: HintTag
     text: str
@@ -63,7 +63,7 @@ class Hint:
 
 @dataclass(frozen=True, slots=True)
 class DebugEntry:
-    """A structured log entry with a seed 000 §19.2 tag and the invocation counter ``n``."""
+    """A structured log entry: its tag (what happened) and the invocation counter ``n``."""
 
     tag: str
     n: int
@@ -84,7 +84,8 @@ class Action:
         hints: Extra instruction blocks for this phase.
         suffix: The whole instruction suffix: one phase block, never two.
         preempt: Skip the LLM; speak ``message`` (or ``response``) verbatim.
-        force_preempt: The preempt ignores the first-turn guard (§8.2).
+        force_preempt: The preempt ignores the first-turn guard (which otherwise lets the
+            LLM greet before the engine speaks for it).
         message: Text to speak when preempting.
         response: Rich response parts to deliver with a preempted message.
         calls: Tool calls to run first, in order.
@@ -110,8 +111,8 @@ class Action:
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
-    """An action and the state after it."""
+class EngineStep:
+    """What one engine step decided: an action and the state after it."""
 
     action: Action
     state: SessionState

@@ -16,62 +16,47 @@ import re
 from collections.abc import Iterable
 
 from pipecat_steward.core.variables import JsonValue
+from pipecat_steward.core.words import phrase_list, word_set
 
 __all__ = ["is_affirmation", "is_affirmative"]
 
 # Words that by themselves say "yes".
-AFFIRMING = frozenset(
-    {
-        "yes", "yeah", "yep", "yup", "yea", "ya", "yah", "aye", "mhm", "correct", "right",
-        "sure", "ok", "okay", "alright", "perfect", "great", "exactly", "confirmed", "confirm",
-        "absolutely", "definitely", "affirmative", "indeed", "certainly", "fine", "good",
-        "precisely", "totally", "yes'm", "yessir", "proceed", "accurate", "agreed",
-        "excellent", "wonderful", "lovely", "brilliant", "cool", "awesome", "fantastic",
-        "splendid", "superb",
-    }
-)  # fmt: skip
+AFFIRMING = word_set(
+    "yes yeah yep yup yea ya yah aye mhm correct right sure ok okay alright perfect great "
+    "exactly confirmed confirm absolutely definitely affirmative indeed certainly fine good "
+    "precisely totally yes'm yessir proceed accurate agreed excellent wonderful lovely "
+    "brilliant cool awesome fantastic splendid superb"
+)
 # Multi-word affirmations whose words are not affirming on their own.
-AFFIRMING_PHRASES: tuple[tuple[str, ...], ...] = (
-    ("uh", "huh"), ("mm", "hmm"), ("sounds", "good"), ("go", "ahead"), ("of", "course"),
-    ("that", "works"), ("works", "for", "me"), ("you", "bet"), ("you", "got", "it"),
-    ("please", "do"), ("do", "it"), ("spot", "on"), ("by", "all", "means"), ("all", "set"),
-    ("that's", "it"), ("thats", "it"), ("i", "agree"), ("go", "for", "it"), ("will", "work"),
-    ("that'll", "work"), ("would", "work"), ("happy", "with", "that"),
-)  # fmt: skip
+AFFIRMING_PHRASES: tuple[tuple[str, ...], ...] = phrase_list(
+    "uh huh, mm hmm, sounds good, go ahead, of course, that works, works for me, you bet, "
+    "you got it, please do, do it, spot on, by all means, all set, that's it, thats it, "
+    "i agree, go for it, will work, that'll work, would work, happy with that"
+)
 # Words that may surround an affirmation without carrying content of their own. No number,
 # ordinal, date, time, negation or contrast word is here, nor any preposition that an
 # utterance could hang a value on ("for", "to" only as "for me", "to us" below).
-FILLER = frozenset(
-    {
-        "that", "that's", "thats", "this", "it", "it's", "its", "is", "was", "all", "sounds",
-        "sound", "looks", "look", "seems", "thank", "thanks", "you", "so", "much", "very",
-        "please", "oh", "ah", "um", "uh", "er", "erm", "hmm", "mm", "huh", "well", "i", "i'm",
-        "im", "we", "we're", "were", "me", "us", "really", "quite", "just", "be", "would",
-        "will", "that'll", "thatll", "do", "does", "go", "ahead", "and", "a", "the", "lot",
-        "sir", "madam", "ma'am", "mate", "dear", "of", "course", "spot", "on", "bet", "got",
-        "by", "means", "set", "works", "work", "agree", "happy", "with", "everything",
-        "there", "there's", "theres", "you're", "youre", "understood", "seem", "completely",
-        "entirely", "perfectly", "pretty", "super", "nice", "kind", "kindly", "cheers", "hey", "then",
-    }
-)  # fmt: skip
+FILLER = word_set(
+    "that that's thats this it it's its is was all sounds sound looks look seems thank thanks "
+    "you so much very please oh ah um uh er erm hmm mm huh well i i'm im we we're were me us "
+    "really quite just be would will that'll thatll do does go ahead and a the lot sir madam "
+    "ma'am mate dear of course spot on bet got by means set works work agree happy with "
+    "everything there there's theres you're youre understood seem completely entirely "
+    "perfectly pretty super nice kind kindly cheers hey then"
+)
 # Prepositions allowed only before a pronoun ("sounds good to me"): "for" and "to" alone may
 # be a mis-heard "four" or "two", or carry a value ("for eight").
 PRONOUN_PREPOSITIONS = frozenset({"for", "to"})
 PRONOUNS = frozenset({"me", "us", "it"})
 # Never allowed, even as a word of a pending value: negation, contrast, numbers and dates.
-NEVER = frozenset(
-    {
-        "no", "not", "nope", "nah", "never", "don't", "dont", "isn't", "isnt", "wasn't",
-        "but", "actually", "instead", "wait", "change", "hold", "except", "however",
-        "though", "although", "wrong", "different", "rather", "update", "make", "cancel",
-        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "first", "second", "third", "fourth", "fifth", "last", "next",
-        "today", "tomorrow", "tonight", "yesterday", "noon", "midnight", "am", "pm",
-        "january", "february", "march", "april", "may", "june", "july", "august",
-        "september", "october", "november", "december", "monday", "tuesday", "wednesday",
-        "thursday", "friday", "saturday", "sunday", "weekend", "week", "month",
-    }
-)  # fmt: skip
+NEVER = word_set(
+    "no not nope nah never don't dont isn't isnt wasn't but actually instead wait change hold "
+    "except however though although wrong different rather update make cancel one two three "
+    "four five six seven eight nine ten eleven twelve first second third fourth fifth last "
+    "next today tomorrow tonight yesterday noon midnight am pm january february march april "
+    "may june july august september october november december monday tuesday wednesday "
+    "thursday friday saturday sunday weekend week month"
+)
 # Anything but letters, apostrophes, spaces and sentence punctuation marks a value
 # (digits, "@", "/", "#", "%", "$", "+", "&", "=" …).
 _VALUE_MARK = re.compile(r"[^\w\s'.,!;:\-\u2014\u2013\u2026\"()]|\d|_")

@@ -92,8 +92,8 @@ class CompiledFlow:
         slot: Slot by name.
         setters: Setter tool → ``((field or None, slot name), …)``.
         executors: Executor tool → task names it serves.
-        deferred_eligible: Slots routed to deferred for a grouped readback (seed 000 §7a.2).
-        partner: Slot → the slot it is asked together with (seed 003: at most two).
+        deferred_eligible: Slots routed to deferred for a grouped readback.
+        partner: Slot → the slot it is asked together with (at most two per question).
         user_slots: Names of slots a caller can fill.
         conditional: Slots with a condition (the only ones auto-deactivation looks at).
 
@@ -234,7 +234,7 @@ def _assemble(
 def _deferred_eligible(
     slots: tuple[CompiledSlot, ...], tasks: tuple[CompiledTask, ...]
 ) -> frozenset[str]:
-    """Seed 000 §7a.2: readback slot, input of a grouped task, of no ungrouped task, and no task-sourced requires."""
+    """Slots held for a grouped readback: readback slot, input of a grouped task, of no ungrouped task, and no task-sourced requires."""
     by_name = {s.name: s for s in slots}
     eligible: set[str] = set()
     for s in slots:

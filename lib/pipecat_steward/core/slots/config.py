@@ -1,4 +1,4 @@
-"""The slot-filling config as users write it (seed 000 §§2, 5, 7.6, 8a, 12; seed 003).
+"""The slot-filling config as users write it: slots, tasks, retries, stalls, channels, events.
 
 These pydantic models check the shape of each entry (unknown keys, wrong types). The
 cross-references between entries (unknown slots, cycles, clashes) are checked by
@@ -55,7 +55,7 @@ class OnExhaust(_Model):
 
 
 class Validation(_Model):
-    """Setter validation errors of a slot (seed 000 §5b)."""
+    """Setter validation errors of a slot: how many the caller may make before an escalation."""
 
     max_retries: int = Field(default=3, ge=1)
     errors: dict[str, str] = Field(default_factory=lambda: {})
@@ -85,7 +85,7 @@ class ReadbackSpec(_Model):
 
 
 class SlotConfig(_Model):
-    """One slot (seed 000 §2.1, seed 003 statuses)."""
+    """One slot: what is asked, where its value may come from, and how it is read back."""
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     source: str | list[str] = "user"
@@ -139,7 +139,7 @@ class SlotConfig(_Model):
 
 
 class OnFailure(_Model):
-    """Task retry and escalation (seed 000 §5)."""
+    """Task retry and escalation."""
 
     retry_say: str = ""
     retry_response: list[ResponsePart] | None = None
@@ -150,7 +150,7 @@ class OnFailure(_Model):
 
 
 class OnInputDeclined(_Model):
-    """What happens when the caller declines a required input of a task (seed 003)."""
+    """What happens when the caller declines a required input of a task."""
 
     say: str = (
         "I can't complete this without {declined}. I'll pass you to a colleague with what we "
@@ -174,7 +174,7 @@ class ConfirmBefore(_Model):
 
 
 class TaskConfig(_Model):
-    """One backend task (seed 000 §2.2, §12.4)."""
+    """One backend task: its inputs, its executor and what follows success or failure."""
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     tool: str
@@ -200,7 +200,7 @@ class TaskConfig(_Model):
 
 
 class SteerBackConfig(_Model):
-    """Three-tier stall recovery (seed 000 §7.6)."""
+    """Three-tier stall recovery: soft directive, hard preempt, escalation."""
 
     soft_after: int = Field(default=2, ge=1)
     hard_after: int = Field(default=4, ge=1)

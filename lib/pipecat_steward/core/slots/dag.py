@@ -1,8 +1,8 @@
-"""``decide``: the pure DAG decision (seed 000 §3.1 ``compute_dag_state``).
+"""``decide``: the pure DAG decision, what the engine does next.
 
 A strict priority cascade over the current state: ready tasks fire first, then pending values
 are read back, then the first eligible announce or user slot is asked. The function never
-changes the state; the same state always gives the same decision (§9.3).
+changes the state; the same state always gives the same decision (idempotency).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ Decision = Fire | AwaitReadback | Ask | Announce | AllDone
 
 
 def is_active(slot: CompiledSlot, state: SessionState) -> bool:
-    """True unless the slot's condition evaluates false over the variables (§4.4)."""
+    """True unless the slot's condition evaluates false over the variables."""
     return slot.condition is None or slot.condition.truthy(state.variables)
 
 
@@ -87,7 +87,7 @@ def is_usable(record: SlotRecord, turn: int) -> bool:
     """A value a task may consume: filled, or inferred, said aloud and not objected to.
 
     An inference becomes usable once the bot has stated it and the caller has had a turn to
-    correct it (seed 003: inferred values are confirmed aloud, not silently accepted).
+    correct it: inferred values are confirmed aloud, not silently accepted.
     """
     if record.status == "filled":
         return True
@@ -146,7 +146,7 @@ def _askable(flow: CompiledFlow, slot: CompiledSlot, state: SessionState) -> boo
 def requires_met(
     flow: CompiledFlow, slots: Mapping[str, SlotRecord], requires: Sequence[str]
 ) -> bool:
-    """Every required slot is settled, or is an optional slot the caller declined (seed 003)."""
+    """Every required slot is settled, or is an optional slot the caller declined."""
     for name in requires:
         status = slots.get(name, EMPTY).status
         if status not in SETTLED and not (status == "declined" and name in flow.optional):
@@ -155,7 +155,7 @@ def requires_met(
 
 
 def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
-    # Required slots are asked before optional ones (seed 003: optional never blocks).
+    # Required slots are asked before optional ones: an optional slot never blocks.
     slots, variables = state.slots, state.variables
     for slot in flow.ask_order:
         cfg = slot.config
@@ -177,7 +177,7 @@ def _next_slot_action(flow: CompiledFlow, state: SessionState) -> Decision:
 
 
 def is_complete(flow: CompiledFlow, state: SessionState) -> bool:
-    """Seed 003's criterion: every required active slot is filled, declined or inferred with a source, and nothing awaits confirmation."""
+    """Completion: every required active slot is filled, declined or inferred with a source, and nothing awaits confirmation."""
     for slot in flow.slots:
         record = state.record(slot.name)
         if record.status in ("pending", "deferred"):

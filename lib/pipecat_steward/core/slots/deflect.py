@@ -1,4 +1,4 @@
-"""Deflections: a caller who evades the question twice has declined it (seed 003's rule).
+"""Deflections: a caller who evades the question twice has declined it.
 
 ``is_deflection`` recognises a reply that refuses or dodges the question just asked ("I'd rather
 not say", "why do you need that?", "skip it", "no idea") and carries nothing of its own: a reply

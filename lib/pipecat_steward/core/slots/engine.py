@@ -1,6 +1,6 @@
-"""``step``: one engine invocation per LLM inference (seed 000 §3 ``_run_slot_filling``).
+"""``step``: one engine invocation per LLM inference.
 
-The turn pipeline runs in the seed's order: gate, event pre-fill, state-change detection,
+The turn pipeline runs in this order: gate, event pre-fill, state-change detection,
 auto-promote and deferred routing, auto-deactivation, auto-confirm, declined
 inputs, slot errors, steer-back, the stall escape, post-executor, then the announce cascade and
 the DAG decision. The first stage that settles the turn returns its action; the rest are
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipecat_steward.core.slots import exits, summary
-from pipecat_steward.core.slots.action import Action, Chooser, Step, ToolCall
+from pipecat_steward.core.slots.action import Action, Chooser, EngineStep, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.answer_first import answer_question_first
 from pipecat_steward.core.slots.compiled import CompiledFlow
@@ -48,7 +48,7 @@ def step(
     channel: str | None = None,
     first_turn: bool = False,
     caller_words: str | None = None,
-) -> Step:
+) -> EngineStep:
     """Run the engine for one LLM invocation.
 
     Args:
@@ -57,8 +57,8 @@ def step(
         user_text: The caller's final words when a turn starts; empty on re-invocations after
             tool results or preemptions.
         rng: Random source for the readback-transition prefix (first prefix when None).
-        event_data: External values for event-sourced slots (seed 000 §12.1).
-        channel: Delivery channel for channel-specific responses (§8a).
+        event_data: External values for event-sourced slots (e.g. telephony data).
+        channel: Delivery channel for channel-specific responses.
         first_turn: No assistant reply exists yet; only forced preempts may skip the LLM.
         caller_words: The caller's words of the current turn, for the answer-first stage
             (``user_text`` when None; a re-invocation passes the words of its turn).
@@ -67,14 +67,14 @@ def step(
         The action to carry out and the new state.
     """
     if state.status != "in_progress":
-        return Step(_terminal(flow, state), state)
+        return EngineStep(_terminal(flow, state), state)
     turn = Turn(flow, state.copy(), user_text.strip(), rng, first_turn)
     if channel is not None:
         turn.state.channel = channel
     turn.begin()
     action = _settle(turn, event_data)
     words = user_text if caller_words is None else caller_words
-    return Step(answer_question_first(action, words), turn.state)
+    return EngineStep(answer_question_first(action, words), turn.state)
 
 
 def _settle(turn: Turn, event_data: Mapping[str, Any] | None) -> Action:
@@ -87,7 +87,7 @@ def _settle(turn: Turn, event_data: Mapping[str, Any] | None) -> Action:
 
 
 def _terminal(flow: CompiledFlow, state: SessionState) -> Action:
-    """§9.5: once complete or escalated, the engine changes nothing and hides its tools."""
+    """Terminal: once complete or escalated, the engine changes nothing and hides its tools."""
     return Action(phase="terminal", status=state.status, hidden_tools=flow.tool_names)
 
 
@@ -201,7 +201,7 @@ def _auto_confirm(turn: Turn, _: object) -> Draft | None:
 
 
 def _deflected(turn: Turn, _: object) -> None:
-    """A caller who evades the same question twice has declined it (seed 003)."""
+    """A caller who evades the same question twice has declined it."""
     state = turn.state
     if not (turn.user_text and state.last_asks and is_deflection(turn.user_text)):
         return None

@@ -40,7 +40,7 @@ __all__ = [
 
 
 def then_call(then: str | ThenCall | None, values: Mapping[str, JsonValue]) -> tuple[ToolCall, ...]:
-    """Resolve an ``on_exhaust.then`` (string or dict form) with ``{slot}`` args (§5.1)."""
+    """Resolve an ``on_exhaust.then`` (string or dict form) with ``{slot}`` args."""
     if then is None:
         return ()
     if isinstance(then, str):
@@ -92,7 +92,7 @@ def declined_inputs(turn: Turn, _: object) -> Draft | None:
 
 
 def slot_errors(turn: Turn, _: object) -> Draft | None:
-    """Process every setter error of the turn; join their messages (§5b.3)."""
+    """Process every setter error of the turn; join their messages."""
     state = turn.state
     if not state.slot_errors:
         return None
@@ -117,7 +117,7 @@ def slot_errors(turn: Turn, _: object) -> Draft | None:
 
 
 def steer_back(turn: Turn, _: object) -> Draft | None:
-    """The 3-tier stall recovery (§7.6): soft directive, hard preempt with yield, escalate."""
+    """The 3-tier stall recovery: soft directive, hard preempt with yield, escalate."""
     state = turn.state
     cfg = turn.flow.config.steer_back
     if not turn.user_text:
@@ -162,7 +162,7 @@ def _current_question(turn: Turn) -> str:
 
 
 def stall_escape(turn: Turn, _: object) -> Draft | None:
-    """Seed 003: after N caller turns with no slot newly settled, hand over with what we have."""
+    """Stall escape: after N turns with no slot newly settled, hand over with what we have."""
     state = turn.state
     limit = turn.flow.config.stall_escape_after
     if limit is None or not turn.user_text:
@@ -180,7 +180,7 @@ def stall_escape(turn: Turn, _: object) -> Draft | None:
 
 
 def post_executor(turn: Turn, _: object) -> Draft | None:
-    """Apply task results (§3.2): success → then_say, terminal → complete; failure → retry or exhaust."""
+    """Apply task results: success → then_say, terminal → complete; failure → retry or exhaust."""
     state = turn.state
     done = state.just_completed
     if not done:  # no task results since the last invocation
@@ -229,7 +229,7 @@ def _one_result(turn: Turn, name: str, messages: list[str]) -> Draft | None:
 
 
 def promote_complete_groups(flow: CompiledFlow, state: SessionState) -> list[str]:
-    """Promote a grouped task's deferred inputs to pending once all are accounted for (§7a.3)."""
+    """Promote a grouped task's deferred inputs to pending once all are accounted for."""
     promoted: list[str] = []
     for task in flow.grouped_tasks:
         if task.name in state.succeeded:
@@ -256,7 +256,7 @@ def _accounted(flow: CompiledFlow, state: SessionState, name: str) -> bool:
 
 
 def re_defer(turn: Turn, firing: Sequence[str]) -> None:
-    """Promoted values go back to deferred when a different task is about to fire (§19.2)."""
+    """Promoted values go back to deferred when a different task is about to fire."""
     state = turn.state
     groups = {
         n
@@ -273,7 +273,7 @@ def re_defer(turn: Turn, firing: Sequence[str]) -> None:
 
 
 def check_completion(turn: Turn) -> bool:
-    """A flow without a terminal task completes on seed 003's criterion; True when it did."""
+    """Complete a flow without a terminal task once every required slot is settled; True if so."""
     flow, state = turn.flow, turn.state
     if flow.has_terminal or state.status != "in_progress":
         return False

@@ -1,4 +1,4 @@
-"""The one place slot records change: the merge rules of seed 003 and the blackboard mirror.
+"""The one place slot records change: the merge rules and the blackboard mirror.
 
 A proposal (from a setter, the extractor, an event or a task) never moves a filled slot back,
 never overwrites a declined one, is dropped when it is an inference without a source span, and

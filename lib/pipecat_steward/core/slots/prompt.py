@@ -1,6 +1,7 @@
 """Text the engine hands the LLM: questions, readbacks, hints and the phase suffix.
 
-The suffix is one phase block — collection OR readback, never both (seed 000 §3, §8.4) —
+The suffix is one phase block — collection OR readback, never both, so the LLM never asks
+and reads back in the same turn —
 preceded by a sentinel so an adapter can replace the previous suffix instead of stacking them.
 """
 
@@ -59,20 +60,20 @@ def _ask_one(slot: CompiledSlot, values: Mapping[str, JsonValue]) -> str:
 
 
 def readback_text(flow: CompiledFlow, state: SessionState, names: Iterable[str]) -> str:
-    """The readback sentence for pending ``names`` (seed 000 §7.1 step 3)."""
+    """The readback sentence for pending ``names``, read to the caller before they are committed."""
     items = ", ".join(flow.slot[n].fmt(state.record(n).value) for n in names)
     return render(flow.config.readback_template, {"items": items})
 
 
 def readback_scope(flow: CompiledFlow, state: SessionState, names: Iterable[str]) -> Hint:
-    """The stronger grouped-readback hint (§7a.4)."""
+    """The stronger grouped-readback hint."""
     lines = [f"  - {n}: {flow.slot[n].fmt(state.record(n).value)}" for n in names]
     head = "You MUST confirm ALL of the following values together in a single readback -- do NOT omit any:"
     return Hint("readback_scope", "\n".join([head, *lines]))
 
 
 def deferred_hint(names: Sequence[str], question: str) -> Hint:
-    """Tell the LLM not to read back values held for a grouped readback (§7a.4)."""
+    """Tell the LLM not to read back values held for a grouped readback."""
     text = (
         f"The value(s) just collected ({', '.join(names)}) are noted and will be confirmed later "
         "together with related information. Do NOT read them back or ask for confirmation now."
@@ -81,7 +82,7 @@ def deferred_hint(names: Sequence[str], question: str) -> Hint:
 
 
 def inferred_hint(flow: CompiledFlow, state: SessionState, names: Sequence[str]) -> Hint:
-    """Ask the LLM to state inferences aloud so the caller can correct them (seed 003)."""
+    """Ask the LLM to state inferences aloud so the caller can correct them."""
     lines = [
         f'  - {n}: {flow.slot[n].fmt(state.record(n).value)} (from "{state.record(n).source}")'
         for n in names
@@ -156,7 +157,7 @@ def resolve_response(
     response: list[ResponsePart] | None,
     by_channel: Mapping[str, list[ResponsePart]],
 ) -> tuple[ResponsePart, ...]:
-    """Pick the channel's parts, else the default ones, and substitute ``{slot}`` (§8a)."""
+    """Pick the channel's parts, else the default ones, and substitute ``{slot}``."""
     parts = by_channel.get(state.channel) if state.channel else None
     chosen = parts if parts is not None else response
     if not chosen:

@@ -1,4 +1,4 @@
-"""Readback formatting and ``{slot}`` substitution (seed 000 §2.1 ``readback_fmt``, §7).
+"""Readback formatting (a slot's ``readback_fmt``) and ``{slot}`` substitution.
 
 Formats are data: a built-in name (``date``, ``time``), a dict spec (``plural``, ``prefix``,
 ``none_sub``) or a ``{value}`` format string. Lambda strings are rejected at load: nothing is

@@ -1,4 +1,4 @@
-"""Routing tool results into state (seed 000 §6a ``after_tool_callback``) and the other ways values enter: readback confirm/reject, corrections, declines, ``fill_slots`` and proposals.
+"""Routing tool results into state (after each tool call) and the other ways values enter: readback confirm/reject, corrections, declines, ``fill_slots`` and proposals.
 
 Every function takes a state and returns a ``Routed`` with a new state; the input is not
 changed. Setters and validators are the agent's plain functions; they return
@@ -65,7 +65,7 @@ def route_setter(
     result: Mapping[str, Any],
     user_text: str = "",
 ) -> Routed:
-    """Route a setter's result: values to pending, errors to the slot-error queue (§6a.1)."""
+    """Route a setter's result: values to pending, errors to the slot-error queue."""
     new = state.copy()
     members = dict(flow.setters.get(tool, ()))
     if not members:
@@ -200,7 +200,7 @@ def route_executor(
 
 
 def confirm_pending(flow: CompiledFlow, state: SessionState) -> Routed:
-    """Commit every pending value (§7.1 step 4) and arm the readback transition (§7.4)."""
+    """Commit every pending value (the caller confirmed the readback); arm the readback transition."""
     new = state.copy()
     pending = [n for n, r in new.slots.items() if r.status == "pending"]
     if not pending:
@@ -214,7 +214,7 @@ def confirm_pending(flow: CompiledFlow, state: SessionState) -> Routed:
 
 
 def reject_pending(flow: CompiledFlow, state: SessionState) -> Routed:
-    """Drop every pending value so the slots are asked again (§7.1 step 5)."""
+    """Drop every pending value so the slots are asked again (the caller rejected the readback)."""
     new = state.copy()
     pending = [n for n, r in new.slots.items() if r.status == "pending"]
     if not pending:
@@ -228,7 +228,7 @@ def reject_pending(flow: CompiledFlow, state: SessionState) -> Routed:
 def correct_slot(
     flow: CompiledFlow, state: SessionState, name: str, result: Mapping[str, Any]
 ) -> Routed:
-    """Change a settled value after its validator accepted it, and invalidate what depended on the old value so affected tasks re-fire (removes seed 000 §18.4)."""
+    """Change a settled value after its validator accepted it, and invalidate what depended on the old value so affected tasks re-fire: a settled value stays correctable."""
     slot = flow.slot.get(name)
     if slot is None or not slot.is_user:
         return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
@@ -257,7 +257,7 @@ def _apply_correction(
 
 
 def decline_slot(flow: CompiledFlow, state: SessionState, name: str, source: str = "") -> Routed:
-    """Mark a slot declined: terminal, never asked again (seed 003)."""
+    """Mark a slot declined: terminal, never asked again."""
     slot = flow.slot.get(name)
     if slot is None or not slot.is_user:
         return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
@@ -276,7 +276,7 @@ def fill_slots(
     skip_readback: bool = True,
     origin: Origin = "program",
 ) -> FillResult:
-    """Fill slots programmatically (seed 000 §12.2): unknown, filled or inactive slots are skipped."""
+    """Fill slots programmatically: unknown, filled or inactive slots are skipped."""
     new = state.copy()
     filled: list[str] = []
     skipped: list[str] = []
@@ -298,7 +298,7 @@ def fill_slots(
 def propose(
     flow: CompiledFlow, state: SessionState, proposals: Iterable[tuple[str, SlotRecord]]
 ) -> FillResult:
-    """Merge model proposals (extraction, seed 003) under the merge rules."""
+    """Merge model proposals (from extraction) under the merge rules."""
     new = state.copy()
     taken: list[str] = []
     refused: list[str] = []

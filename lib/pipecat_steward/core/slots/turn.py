@@ -113,7 +113,7 @@ class Turn:
             state.steer_back_turns += 1
 
     def log(self, tag: str, **data: object) -> None:
-        """Record a debug entry with a §19.2 tag."""
+        """Record a debug entry under ``tag`` (what happened)."""
         self.events.append(DebugEntry(tag, self.state.invocation, data))
 
     # -- text ---------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class Turn:
                 prompt.resolve_response(self.state, cfg.response, cfg.channel_responses)
             )
 
-    # -- the announce cascade (§12.3) ----------------------------------------------------
+    # -- the announce cascade -----------------------------------------------------------
 
     def announce_cascade(self) -> Decision:
         """Fill consecutive announce slots, collecting their messages, until another decision."""

@@ -1,4 +1,4 @@
-"""Cross-reference checks of a flow config (seed 000 §3.4 and beyond).
+"""Cross-reference checks of a flow config: unknown names, cycles, clashes.
 
 Each check yields ``ConfigError`` values naming the config path and the fix, e.g.
 ``slots[3].requires: unknown slot 'date_x'; known: date, party_size``. ``check_flow`` returns

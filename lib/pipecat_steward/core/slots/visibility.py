@@ -1,9 +1,9 @@
-"""Which steward-managed tools the LLM may see right now (seed 000 §4).
+"""Which steward-managed tools the LLM may see right now.
 
 Executors are never visible: tasks fire from the engine. Setters are visible while one of their
 slots can take a value; ``confirm_pending``/``reject_pending`` only during a readback that was
-already read out (§4.3 fresh pending); ``correct_slot`` while something is settled and
-``decline_slot`` while something can still be asked.
+already read out (fresh pending values hide them until read back); ``correct_slot`` while
+something is settled and ``decline_slot`` while something can still be asked.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def visible_tools(flow: CompiledFlow, state: SessionState, fresh_pending: bool) 
     Args:
         flow: The compiled flow.
         state: The state after this invocation's routing.
-        fresh_pending: Pending values appeared since the last invocation (§4.3).
+        fresh_pending: Pending values appeared since the last invocation (not yet read back).
     """
     if state.status != "in_progress":
         return frozenset()

@@ -1,4 +1,4 @@
-"""Multi-turn transactions (seed 004), pure: the latch, its lifecycle and routing precedence.
+"""Multi-turn transactions, pure: the latch, its lifecycle and routing precedence.
 
 Typical use by an adapter, per caller turn::
 

@@ -1,4 +1,4 @@
-"""Pre-validation, deterministic confirmation and idempotent execution (seed 004 §4, §8).
+"""Pre-validation, deterministic confirmation and idempotent execution, owned by the framework.
 
 The order an adapter follows once parameters are complete::
 

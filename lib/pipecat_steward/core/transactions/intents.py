@@ -1,4 +1,4 @@
-"""Intents: the transactional topics an agent declares (DESIGN §5, seed 004 §8).
+"""Intents: the transactional topics an agent declares (its tools, parameters and messages).
 
 The agent owns the domain: each ``IntentSpec`` names its required parameters (slot names of its
 flow), the setter tools that fill them, an optional pre-validation task, the deterministic
@@ -55,7 +55,7 @@ class IntentSpec:
             result's ``eligible`` decides between confirmation and ``OUT_OF_SCOPE``.
         domain: The domain the intent belongs to (``retail_order``): a request for a sibling
             intent of the active one interrupts only when it carries one of the sibling's
-            ``cues``; a bare domain keyword ("order") never interrupts (seed 004 §6 rule 4).
+            ``cues``; a bare domain keyword ("order") never interrupts a pending parameter.
         cues: Words or phrases that distinguish this intent within its domain (``track``).
     """
 

@@ -56,7 +56,7 @@ S = TransactionStatus
 def merge_arguments(
     existing: Mapping[str, JsonValue], new: Mapping[str, JsonValue], parameters: tuple[str, ...]
 ) -> dict[str, JsonValue]:
-    """Seed 004 §5: ``{**existing, **new}`` over the intent's parameters; null never clobbers."""
+    """Merge ``{**existing, **new}`` over the intent's parameters; null never clobbers."""
     merged = dict(existing)
     merged.update({k: v for k, v in new.items() if k in parameters and v is not None})
     return merged

@@ -1,4 +1,4 @@
-"""The transaction state (seed 004 §2-§4): the ``active_transaction`` latch and its lifecycle.
+"""The transaction state: the ``active_transaction`` latch and its lifecycle.
 
 ``TransactionState`` is plain, immutable data: every lifecycle function returns a new one. It
 round-trips through JSON (``to_json`` / ``from_json``), so a checkpoint can carry it next to the
@@ -32,7 +32,7 @@ __all__ = [
 
 
 class TransactionStatus(StrEnum):
-    """Where a transaction is in its lifecycle (seed 004 §4)."""
+    """Where a transaction is in its lifecycle."""
 
     IDLE = "IDLE"
     COLLECTING_PARAMETERS = "COLLECTING_PARAMETERS"
@@ -54,7 +54,7 @@ TERMINAL_STATUSES = frozenset({S.COMPLETED, S.CANCELLED, S.OUT_OF_SCOPE, S.FAILE
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """The audit trail of one transaction (seed 004 §3: pre-validation and execution evidence).
+    """The audit trail of one transaction: pre-validation and execution evidence.
 
     Attributes:
         pre_validation: The pre-validation task's result, when one ran.
@@ -173,7 +173,7 @@ class InconsistentTransactionState(StateError):
 
 @dataclass(frozen=True, slots=True)
 class TransactionState:
-    """The transaction part of a session's state (DESIGN §3).
+    """The transaction part of a session's state (checkpointed with it).
 
     Attributes:
         active_transaction: The latch: the in-flight transaction, ``None`` when idle.
@@ -254,7 +254,7 @@ class TransactionState:
 def diagnose(state: TransactionState) -> Diagnosis | None:
     """Return why ``state`` is inconsistent, or ``None`` when it is sound.
 
-    Call it right after restoring a checkpoint, before any routing (seed 004 §7): an active
+    Call it right after restoring a checkpoint, before any routing: an active
     status without an active transaction is reported, never silently restarted.
     """
     active, status = state.active_transaction, state.transaction_status

@@ -1,4 +1,4 @@
-"""Routing precedence while a transaction collects (seed 004 §6), as code.
+"""Routing precedence while a transaction collects, as code.
 
 ``route_turn`` reads what happened in one caller turn — the tool calls the LLM made (setters of
 the active intent's parameters, ``cancel_transaction``, ``start_<intent>``) and, when an
@@ -128,7 +128,7 @@ RouteDecision = Fill | Cancel | InterruptAndRoute | StayAndIgnoreKeyword | Clari
 
 
 def route_turn(catalog: Catalog, state: TransactionState, inputs: TurnInputs) -> RouteDecision:
-    """Apply seed 004 §6's precedence to one caller turn.
+    """Apply the routing precedence (see the module docstring) to one caller turn.
 
     Raises:
         InconsistentTransactionState: When the state is inconsistent (see ``diagnose``).

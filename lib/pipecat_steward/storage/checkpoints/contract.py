@@ -1,4 +1,4 @@
-"""The checkpoint-store contract (DESIGN §10): identity, checkpoint, store protocol, conflicts.
+"""The checkpoint-store contract every backend keeps: identity, checkpoint, protocol, conflicts.
 
 A store keeps one checkpoint per conversation identity ``(tenant_id, agent_id, session_id)``.
 Every save names the version it read (``expected_version``; 0 = "none yet") and gets the next
@@ -51,7 +51,7 @@ def system_clock() -> float:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Identity:
-    """A conversation's identity: the checkpoint key (seed 004 §7).
+    """A conversation's identity: the checkpoint key (tenant, agent, conversation).
 
     Raises:
         StoreError: When a part is empty or holds a NUL character.

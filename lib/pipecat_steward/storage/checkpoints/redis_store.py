@@ -1,4 +1,4 @@
-"""The Redis checkpoint store: one Redis for several bot workers (DESIGN §10).
+"""The Redis checkpoint store: one Redis shared by several bot workers.
 
 Uses the async client (``redis.asyncio``). A checkpoint is a hash at
 ``<prefix>:<tenant>:<agent>:<session>`` (parts percent-encoded, so ids may hold ``:`` or glob
@@ -117,8 +117,15 @@ class RedisCheckpointStore:
         now = self.clock()
         expires = expiry(now, ttl, self.ttl)
         ttl_ms = "" if expires is None else str(max(1, round((expires - now) * 1000)))
-        args: list[Any] = [repr(now), expected_version, kind, data, repr(now),
-                           "" if expires is None else repr(expires), ttl_ms]  # fmt: skip
+        args: list[Any] = [
+            repr(now),
+            expected_version,
+            kind,
+            data,
+            repr(now),
+            "" if expires is None else repr(expires),
+            ttl_ms,
+        ]
         try:
             ok, version = await self._save_script(keys=[self._key(identity)], args=args)
         except RedisError as exc:

@@ -1,4 +1,4 @@
-"""The SQLite checkpoint store: the embedded default (DESIGN §10).
+"""The SQLite checkpoint store: the embedded default, one file, no server.
 
 One file, WAL journal, ``synchronous=FULL`` (every commit is fsynced before ``save`` returns,
 so a checkpoint survives a SIGKILL or a power cut once ``save`` returned). Saves run
