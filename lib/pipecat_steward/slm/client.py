@@ -32,7 +32,7 @@ from pipecat_steward.exceptions import (
     SLMTransportError,
 )
 from pipecat_steward.slm.config import Provider, SLMStage
-from pipecat_steward.slm.result import ProviderAdapter, ProviderReply, ProviderRequest, SLMResult
+from pipecat_steward.slm.result import SLMProvider, ProviderReply, ProviderRequest, SLMResult
 from pipecat_steward.slm.schemas import parse_json_object, strict_schema, validate_result
 from pipecat_steward.storage.ledger import UsageSink, default_ledger
 
@@ -85,7 +85,7 @@ class SLMClient:
         self.ledger: UsageSink = ledger if ledger is not None else default_ledger()
         self._clock = clock
         self._now = now
-        self._providers: dict[str, ProviderAdapter] = {}
+        self._providers: dict[str, SLMProvider] = {}
 
     async def complete(
         self,
@@ -152,7 +152,7 @@ class SLMClient:
         finally:
             self._meter(stage, scope, model, call, self._clock() - call.started)
 
-    def _provider(self, stage: SLMStage) -> ProviderAdapter:
+    def _provider(self, stage: SLMStage) -> SLMProvider:
         """Return the endpoint's provider module instance, creating it on first use."""
         key = f"{stage.endpoint_key()}|{stage.api_key_env}"
         if key not in self._providers:

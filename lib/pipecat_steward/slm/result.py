@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from pipecat_steward.core.costing import Scope
 from pipecat_steward.slm.config import Provider, SLMStage
 
-__all__ = ["ProviderAdapter", "ProviderReply", "ProviderRequest", "SLMResult", "Usage"]
+__all__ = ["SLMProvider", "ProviderReply", "ProviderRequest", "SLMResult", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ProviderReply:
     """How structure was requested: ``json_schema``, ``json_object``, ``tool``, ``text`` …"""
 
 
-class ProviderAdapter(Protocol):
+class SLMProvider(Protocol):
     """One provider module's endpoint client (one instance per endpoint, reused)."""
 
     async def complete(self, request: ProviderRequest) -> ProviderReply:
