@@ -32,7 +32,7 @@ from pipecat_steward.exceptions import (
     SLMTransportError,
 )
 from pipecat_steward.slm.config import Provider, SLMStage
-from pipecat_steward.slm.result import SLMProvider, ProviderReply, ProviderRequest, SLMResult
+from pipecat_steward.slm.result import ProviderReply, ProviderRequest, SLMProvider, SLMResult
 from pipecat_steward.slm.schemas import parse_json_object, strict_schema, validate_result
 from pipecat_steward.storage.ledger import UsageSink, default_ledger
 
