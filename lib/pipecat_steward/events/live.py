@@ -17,7 +17,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
-from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 
 from pipecat_steward.core.costing import UsageEvent
@@ -50,6 +50,7 @@ class StewardEvents:
         self._rtvi: asyncio.Queue[Event] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
+        self._live = False
         publisher.sinks.append(self._to_client)
 
     def sync(self, *_: object) -> None:
@@ -70,8 +71,19 @@ class StewardEvents:
             self._sender.cancel()
             await asyncio.gather(self._sender, return_exceptions=True)
 
+    def on_relay(self, *_: object) -> None:
+        """A frame went through the pipeline: it runs, so client messages can flow; sync."""
+        if not self._live:
+            self._live = True
+            self._kick()
+        self.sync()
+
     def _to_client(self, event: Event) -> None:
         self._rtvi.put_nowait(event)
+        if self._live:  # before the pipeline runs a pushed frame would be lost: events wait
+            self._kick()
+
+    def _kick(self) -> None:
         if self._sender is None or self._sender.done():
             try:
                 loop = asyncio.get_running_loop()
@@ -87,7 +99,11 @@ class StewardEvents:
                 continue  # no pipeline to send through (a direct run): nothing to tell
             message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
             try:
-                await emitter.queue_frame(RTVIServerMessageFrame(data=message))
+                # pushed on downstream as the checklist status is: queued into the service's
+                # input it would wait behind (and interleave with) the service's own work
+                await emitter.push_frame(
+                    RTVIServerMessageFrame(data=message), FrameDirection.DOWNSTREAM
+                )
             except Exception:
                 logger.exception("steward events: could not send an RTVI message")
 
@@ -185,5 +201,5 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
-    steward.relay.bus.subscribe(events.sync, name="steward-events")
+    steward.relay.bus.subscribe(events.on_relay, name="steward-events")
     return events
