@@ -110,13 +110,23 @@ def bind_fields(
     dialogues: Iterable[StarDialogue],
 ) -> dict[str, dict[str, tuple[str, ...]]]:
     """Task → ask label → the API field its answers carry (measured; one field each)."""
+    hits, asked = _tally(procs, apis, dialogues)
+    return {task: _best(hits[task], asked[task], _asks(proc)) for task, proc in procs.items()}
+
+
+def _tally(
+    procs: Mapping[str, StarProcedure],
+    apis: Mapping[str, set[str]],
+    dialogues: Iterable[StarDialogue],
+) -> tuple[dict[str, Counter[tuple[str, str]]], dict[str, Counter[str]]]:
+    """Per task: how often each (label, field) pair was heard, and how often each label was asked."""
     hits: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     asked: dict[str, Counter[str]] = defaultdict(Counter)
     for dialogue in dialogues:
         for task in dict.fromkeys(dialogue.tasks):
             if task in procs:
                 _score(procs[task], apis.get(task, {task}), dialogue, hits[task], asked[task])
-    return {task: _best(hits[task], asked[task], _asks(proc)) for task, proc in procs.items()}
+    return hits, asked
 
 
 def _asks(proc: StarProcedure) -> set[str]:
@@ -172,12 +182,7 @@ def bind_inform_fields(
     An inform that lists search criteria is answered with any of them, so every field heard in
     at least ``MIN_INFORM_SHARE`` of the answers (and ``MIN_HITS`` times) counts.
     """
-    hits: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
-    asked: dict[str, Counter[str]] = defaultdict(Counter)
-    for dialogue in dialogues:
-        for task in dict.fromkeys(dialogue.tasks):
-            if task in procs:
-                _score(procs[task], apis.get(task, {task}), dialogue, hits[task], asked[task])
+    hits, asked = _tally(procs, apis, dialogues)
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for task, proc in procs.items():
         informs = [x for x in collecting(proc) if proc.steps[x].kind == "inform"]

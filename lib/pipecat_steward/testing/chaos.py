@@ -26,7 +26,7 @@ from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
-from pipecat_steward.storage.checkpoints.contract import Identity, Payload
+from pipecat_steward.storage.checkpoints.contract import Identity, PayloadKind, decode_payload
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
 from pipecat_steward.testing.chaos_surface import AgentSurface, procedure_steps, surface_of
@@ -86,17 +86,12 @@ class SlowStore(MemoryCheckpointStore):
         self.delay_s = delay_s
         self.last: dict[str, Any] = {}
 
-    async def save(
-        self,
-        identity: Identity,
-        payload: Payload,
-        expected_version: int,
-        *,
-        ttl: float | None = None,
+    async def _write(
+        self, identity: Identity, kind: PayloadKind, data: bytes, expected: int, ttl: float | None
     ) -> int:
         await asyncio.sleep(self.delay_s)
-        version = await super().save(identity, payload, expected_version, ttl=ttl)
-        self.last = dict(cast(Mapping[str, Any], payload))
+        version = await super()._write(identity, kind, data, expected, ttl)
+        self.last = dict(cast(Mapping[str, Any], decode_payload(kind, data)))
         return version
 
 

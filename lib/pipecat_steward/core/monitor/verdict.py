@@ -28,7 +28,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind
+from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
     "Assessment",
@@ -173,16 +173,10 @@ def _accept(
     procs: CompiledProcedures,
     variables: Mapping[str, object],
 ) -> Checked:
-    satisfied = tuple(
-        s
-        for s in dict.fromkeys(parsed.satisfied)
-        if _satisfied(s, parsed, request, procs, variables)
-    )
-    na = tuple(
-        s
-        for s in dict.fromkeys(parsed.not_applicable)
-        if _not_applicable(s, parsed, request, procs, variables)
-    )
+    claimed_done = _required(parsed.satisfied, request, procs)
+    claimed_na = _required(parsed.not_applicable, request, procs)
+    satisfied = tuple(s.id for s in claimed_done if _satisfied(s, parsed, procs, variables))
+    na = tuple(s.id for s in claimed_na if _not_applicable(s, parsed, variables))
     unknown = tuple(s for s in request.requirements if s not in satisfied and s not in na)
     missing = {a.step: a.missing for a in parsed.assessments if a.missing}
     verdict = Verdict(satisfied, na, _violation(parsed, satisfied))
@@ -194,38 +188,33 @@ def _statuses(parsed: RawVerdict, step: str) -> Sequence[Assessment]:
     return [a for a in parsed.assessments if a.step == step]
 
 
+def _required(
+    claimed: Sequence[str], request: AssessmentRequest, procs: CompiledProcedures
+) -> tuple[ProcedureStep, ...]:
+    """The claimed steps the request asked about, once each, in claim order."""
+    return tuple(procs.steps[s] for s in dict.fromkeys(claimed) if s in request.requirements)
+
+
 def _satisfied(
-    step_id: str,
-    parsed: RawVerdict,
-    request: AssessmentRequest,
-    procs: CompiledProcedures,
-    variables: Mapping[str, object],
+    step: ProcedureStep, parsed: RawVerdict, procs: CompiledProcedures, variables: Mapping[str, object]
 ) -> bool:
-    step = procs.steps[step_id]
-    mine = _statuses(parsed, step_id)
+    """A judge step the model cited evidence for, not also called n/a, and ready now."""
+    mine = _statuses(parsed, step.id)
     cited = all(a.status == "satisfied" and a.evidence_ids for a in mine)
     return (
-        step_id in request.requirements
-        and step.kind is CompletionKind.JUDGE
+        step.kind is CompletionKind.JUDGE
         and bool(mine)
         and cited
-        and step_id not in parsed.not_applicable
+        and step.id not in parsed.not_applicable
         and ready(procs, step, variables)
     )
 
 
-def _not_applicable(
-    step_id: str,
-    parsed: RawVerdict,
-    request: AssessmentRequest,
-    procs: CompiledProcedures,
-    variables: Mapping[str, object],
-) -> bool:
-    step = procs.steps[step_id]
+def _not_applicable(step: ProcedureStep, parsed: RawVerdict, variables: Mapping[str, object]) -> bool:
+    """A step whose applicability the model judges, not also called done, still open."""
     return (
-        step_id in request.requirements
-        and step.applies_llm is not None
-        and step_id not in parsed.satisfied
+        step.applies_llm is not None
+        and step.id not in parsed.satisfied
         and step_state(step, variables) is StepState.OPEN
     )
 

@@ -8,7 +8,7 @@ judge steps complete only through :func:`apply_verdict` (a verdict of the monito
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
@@ -179,9 +179,10 @@ def on_tool_result(
     """
     rendered = _component(result, component)
     steps = _tool_steps(procs, state, variables, tool, rendered)
-    guidance = result_guidance(procs, state, variables, tool, result, component=rendered)
-    writer = Writer.over(variables)
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
+    done = [procs.steps[i] for i, o in outcomes if o is ToolOutcome.SUCCEEDED]
+    guidance = _next_guidance(procs, state, variables, done)
+    writer = Writer.over(variables)
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
             state = _record_violation(
@@ -255,6 +256,16 @@ def result_guidance(
         for s in steps
         if classify_result(result, s.result_statuses, s.result_path) is ToolOutcome.SUCCEEDED
     ]
+    return _next_guidance(procs, state, variables, done)
+
+
+def _next_guidance(
+    procs: CompiledProcedures,
+    state: ProcedureState,
+    variables: Mapping[str, object],
+    done: Sequence[ProcedureStep],
+) -> str | None:
+    """The guidance of the step that is current once ``done`` count as completed."""
     if not done:
         return None
     projected = {**variables, **{done_name(s.id): True for s in done}}

@@ -8,7 +8,7 @@ optional ``inferred`` dict) or ``{"error": True, "error_code": …}``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -201,28 +201,40 @@ def route_executor(
 
 def confirm_pending(flow: CompiledFlow, state: SessionState) -> Routed:
     """Commit every pending value (the caller confirmed the readback); arm the readback transition."""
-    new = state.copy()
-    pending = [n for n, r in new.slots.items() if r.status == "pending"]
-    if not pending:
-        return Routed(state, False, {"error": True, "error_code": "nothing_pending"})
-    for name in pending:
-        record = new.slots[name]
-        put(new, name, SlotRecord("filled", record.value, record.source, record.origin, new.turn))
-    new.readback_transition = True
-    new.promoted = []
-    return Routed(new, True, {"confirmed": list(pending)})
+    return _settle_pending(state, "confirmed", _commit)
 
 
 def reject_pending(flow: CompiledFlow, state: SessionState) -> Routed:
     """Drop every pending value so the slots are asked again (the caller rejected the readback)."""
+    return _settle_pending(state, "rejected", _drop)
+
+
+def _settle_pending(
+    state: SessionState, outcome: str, settle: Callable[[SessionState, str], None]
+) -> Routed:
+    """Apply ``settle`` to every pending slot of a copy of ``state``; ``outcome`` names them.
+
+    Confirming and rejecting share this frame: with nothing pending the call is refused, and
+    either way the promotions awaiting that answer are spent.
+    """
     new = state.copy()
     pending = [n for n, r in new.slots.items() if r.status == "pending"]
     if not pending:
         return Routed(state, False, {"error": True, "error_code": "nothing_pending"})
     for name in pending:
-        put(new, name, SlotRecord("empty", None, None, "user", new.turn))
+        settle(new, name)
     new.promoted = []
-    return Routed(new, True, {"rejected": list(pending)})
+    return Routed(new, True, {outcome: list(pending)})
+
+
+def _commit(new: SessionState, name: str) -> None:
+    record = new.slots[name]
+    put(new, name, SlotRecord("filled", record.value, record.source, record.origin, new.turn))
+    new.readback_transition = True
+
+
+def _drop(new: SessionState, name: str) -> None:
+    put(new, name, SlotRecord("empty", None, None, "user", new.turn))
 
 
 def correct_slot(

@@ -75,6 +75,12 @@ class Identity:
         """``tenant/agent/session`` with each part percent-encoded (unambiguous, key-safe)."""
         return "/".join(quote(p, safe="") for p in (self.tenant_id, self.agent_id, self.session_id))
 
+    def belongs_to(self, tenant_id: str | None, agent_id: str | None) -> bool:
+        """True when this is of ``tenant_id`` and of ``agent_id`` (``None`` matches any)."""
+        return (tenant_id is None or self.tenant_id == tenant_id) and (
+            agent_id is None or self.agent_id == agent_id
+        )
+
     def __str__(self) -> str:
         return self.scope
 

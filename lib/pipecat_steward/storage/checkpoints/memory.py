@@ -5,17 +5,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from pipecat_steward.storage.checkpoints.base import EncodingStore
 from pipecat_steward.storage.checkpoints.contract import (
     Checkpoint,
     Clock,
     Identity,
-    Payload,
     PayloadKind,
     VersionConflict,
-    check_version,
     decode_payload,
-    encode_payload,
-    expiry,
     live,
     system_clock,
 )
@@ -32,7 +29,7 @@ class _Row:
     expires_at: float | None
 
 
-class MemoryCheckpointStore:
+class MemoryCheckpointStore(EncodingStore):
     """Checkpoints in a dict. Payloads are stored encoded, so a loaded dict is a fresh copy.
 
     Args:
@@ -58,24 +55,16 @@ class MemoryCheckpointStore:
         payload = decode_payload(row.kind, row.data)
         return Checkpoint(identity, row.version, payload, row.saved_at, row.expires_at)
 
-    async def save(
-        self,
-        identity: Identity,
-        payload: Payload,
-        expected_version: int,
-        *,
-        ttl: float | None = None,
+    async def _write(
+        self, identity: Identity, kind: PayloadKind, data: bytes, expected: int, ttl: float | None
     ) -> int:
-        check_version(expected_version)
-        kind, data = encode_payload(payload)
         with self._lock:
             now = self.clock()
             row = self._live(identity, now)
             current = row.version if row is not None else 0
-            if current != expected_version:
-                raise VersionConflict(identity, expected_version, current)
-            expires = expiry(now, ttl, self.ttl)
-            self._rows[identity] = _Row(current + 1, kind, data, now, expires)
+            if current != expected:
+                raise VersionConflict(identity, expected, current)
+            self._rows[identity] = _Row(current + 1, kind, data, now, self._expires(now, ttl))
             return current + 1
 
     async def list(
@@ -84,14 +73,7 @@ class MemoryCheckpointStore:
         with self._lock:
             now = self.clock()
             found = [i for i in self._rows if self._live(i, now) is not None]
-        return tuple(
-            sorted(
-                i
-                for i in found
-                if (tenant_id is None or i.tenant_id == tenant_id)
-                and (agent_id is None or i.agent_id == agent_id)
-            )
-        )
+        return tuple(sorted(i for i in found if i.belongs_to(tenant_id, agent_id)))
 
     async def delete(self, identity: Identity) -> bool:
         with self._lock:

@@ -14,17 +14,15 @@ from typing import Any, cast
 from urllib.parse import quote, unquote
 
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.checkpoints.base import EncodingStore
 from pipecat_steward.storage.checkpoints.contract import (
     Checkpoint,
     Clock,
     Identity,
-    Payload,
+    PayloadKind,
     UnreadableCheckpoint,
     VersionConflict,
-    check_version,
     decode_payload,
-    encode_payload,
-    expiry,
     live,
     system_clock,
 )
@@ -55,7 +53,7 @@ return {1, version + 1}
 _FIELDS = ("version", "kind", "payload", "saved_at", "expires_at")
 
 
-class RedisCheckpointStore:
+class RedisCheckpointStore(EncodingStore):
     """Checkpoints in Redis, shared by any number of workers.
 
     Args:
@@ -96,7 +94,7 @@ class RedisCheckpointStore:
         version, kind, data, saved_at, expires_at = cast(list[bytes | None], raw)
         try:
             expires = float(expires_at) if expires_at else None
-            if version is None or kind is None or data is None or not live(expires, self.clock()):
+            if version is None or kind is None or data is None or not self._alive(expires):
                 return None
             number, at = int(version), float(saved_at or 0)
             payload = decode_payload(kind.decode(), data)
@@ -104,22 +102,15 @@ class RedisCheckpointStore:
             raise UnreadableCheckpoint(f"its fields do not parse: {exc}") from exc
         return Checkpoint(identity, number, payload, at, expires)
 
-    async def save(
-        self,
-        identity: Identity,
-        payload: Payload,
-        expected_version: int,
-        *,
-        ttl: float | None = None,
+    async def _write(
+        self, identity: Identity, kind: PayloadKind, data: bytes, expected: int, ttl: float | None
     ) -> int:
-        check_version(expected_version)
-        kind, data = encode_payload(payload)
         now = self.clock()
-        expires = expiry(now, ttl, self.ttl)
+        expires = self._expires(now, ttl)
         ttl_ms = "" if expires is None else str(max(1, round((expires - now) * 1000)))
         args: list[Any] = [
             repr(now),
-            expected_version,
+            expected,
             kind,
             data,
             repr(now),
@@ -131,7 +122,7 @@ class RedisCheckpointStore:
         except RedisError as exc:
             raise StoreError(f"redis save of checkpoint {identity} failed: {exc}") from exc
         if not ok:
-            raise VersionConflict(identity, expected_version, int(version))
+            raise VersionConflict(identity, expected, int(version))
         return int(version)
 
     async def list(
@@ -152,7 +143,9 @@ class RedisCheckpointStore:
             for k, e in zip(keys, cast(list[bytes | None], expiries), strict=True)
             if live(float(e) if e else None, now)
         ]
-        return tuple(sorted(i for i in found if i is not None and _matches(i, tenant_id, agent_id)))
+        return tuple(
+            sorted(i for i in found if i is not None and i.belongs_to(tenant_id, agent_id))
+        )
 
     async def delete(self, identity: Identity) -> bool:
         key = self._key(identity)
@@ -167,13 +160,7 @@ class RedisCheckpointStore:
             expires = float(expires_at) if expires_at else None
         except ValueError:  # a damaged checkpoint is removed too
             return version is not None
-        return version is not None and live(expires, self.clock())
+        return version is not None and self._alive(expires)
 
     async def close(self) -> None:
         await self.client.aclose()
-
-
-def _matches(identity: Identity, tenant_id: str | None, agent_id: str | None) -> bool:
-    return (tenant_id is None or identity.tenant_id == tenant_id) and (
-        agent_id is None or identity.agent_id == agent_id
-    )

@@ -18,17 +18,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.checkpoints.base import EncodingStore
 from pipecat_steward.storage.checkpoints.contract import (
     Checkpoint,
     Clock,
     Identity,
-    Payload,
+    PayloadKind,
     UnreadableCheckpoint,
     VersionConflict,
-    check_version,
     decode_payload,
-    encode_payload,
-    expiry,
     live,
     system_clock,
 )
@@ -49,7 +47,7 @@ _HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'check
 _KEY = "tenant_id = ? AND agent_id = ? AND session_id = ?"
 
 
-class SQLiteCheckpointStore:
+class SQLiteCheckpointStore(EncodingStore):
     """Checkpoints in one SQLite file, safe across threads and processes.
 
     Args:
@@ -115,22 +113,15 @@ class SQLiteCheckpointStore:
         version, kind, data, saved_at, expires_at = row
         if not (isinstance(saved_at, float | int) and isinstance(expires_at, float | int | None)):
             raise UnreadableCheckpoint(f"its times are not numbers ({saved_at!r}, {expires_at!r})")
-        if not live(expires_at, self.clock()):
+        if not self._alive(expires_at):
             return None
         blob = data if isinstance(data, bytes) else str(data).encode()
         return Checkpoint(identity, version, decode_payload(str(kind), blob), saved_at, expires_at)
 
-    async def save(
-        self,
-        identity: Identity,
-        payload: Payload,
-        expected_version: int,
-        *,
-        ttl: float | None = None,
+    async def _write(
+        self, identity: Identity, kind: PayloadKind, data: bytes, expected: int, ttl: float | None
     ) -> int:
-        check_version(expected_version)
-        kind, data = encode_payload(payload)
-        return await self._run(lambda: self._save(identity, kind, data, expected_version, ttl))
+        return await self._run(lambda: self._save(identity, kind, data, expected, ttl))
 
     def _save(
         self, identity: Identity, kind: str, data: bytes, expected: int, ttl: float | None
@@ -146,7 +137,7 @@ class SQLiteCheckpointStore:
                 raise VersionConflict(identity, expected, current)
             self._db.execute(
                 "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (*_params(identity), current + 1, kind, data, now, expiry(now, ttl, self.ttl)),
+                (*_params(identity), current + 1, kind, data, now, self._expires(now, ttl)),
             )
             self._db.execute("COMMIT")
         except BaseException:
@@ -177,7 +168,7 @@ class SQLiteCheckpointStore:
         ).fetchall()
         expires = rows[0][0] if rows else None
         unreadable = not isinstance(expires, float | int | None)  # a damaged row is removed too
-        return bool(rows) and (unreadable or live(expires, self.clock()))
+        return bool(rows) and (unreadable or self._alive(expires))
 
     async def purge_expired(self) -> int:
         """Delete expired checkpoints; return how many."""
