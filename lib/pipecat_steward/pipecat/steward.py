@@ -31,6 +31,7 @@ from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.handover import HandoverCallback
 from pipecat_steward.runtime.session import ConflictListener, Judge, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
@@ -93,6 +94,7 @@ class Steward:
         else:
             self.session = StewardSession(agent, **options)
         self.tools = StewardTools(self.session, extra_tools)
+        self.driver = Driver(self.session)
         self.relay = StewardRelay()
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
         self.hook: StewardHook | None = None
@@ -111,7 +113,9 @@ class Steward:
     def attach(self, llm: LLMService) -> StewardHook:
         """Register the steward's tools on ``llm`` and hook the engine before its inferences."""
         self.tools.register(llm)
-        self.hook = StewardHook(self.session, self.tools, llm, self.agent.prompt)
+        self.hook = StewardHook(
+            self.session, self.tools, llm, self.agent.prompt, driver=self.driver
+        )
         if isinstance(llm, StewardLLMMixin):
             llm.steward_hook = self.hook
         else:
@@ -156,7 +160,7 @@ class Steward:
             await self.session.save()  # a turn boundary
             return
         if isinstance(event, AssistantTextComplete) and event.text.strip():
-            preempted = self.hook.preempted if self.hook else []
+            preempted = self.driver.preempted
             if preempted and _same(preempted[0], event.text):
                 preempted.pop(0)
                 return
