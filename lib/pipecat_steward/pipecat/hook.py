@@ -17,10 +17,16 @@ returns an outcome; the hook carries it out with pipecat frames.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from pipecat.frames.frames import EndWorkerFrame, Frame, FunctionCallFromLLM, LLMContextFrame
+from pipecat.frames.frames import (
+    EndWorkerFrame,
+    Frame,
+    FunctionCallFromLLM,
+    LLMContextFrame,
+    LLMTextFrame,
+)
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
@@ -45,6 +51,7 @@ class _Shared:
     seen_user: int = -1
     applied: str | None = None
     tool_calls: int = 0
+    said: list[str] = field(default_factory=lambda: [])
 
 
 class StewardHook:
@@ -69,7 +76,7 @@ class StewardHook:
         self._shared = _Shared()
         self._sees_calls = isinstance(llm, LLMService)
         if isinstance(llm, LLMService):
-            _count_tool_calls(llm, self._shared)
+            _observe(llm, self._shared)
 
     @property
     def preempted(self) -> list[str]:
@@ -118,10 +125,12 @@ class StewardHook:
             )
         if outcome.say:
             await self.speak(outcome.say)
-        acted = False
+        acted, said = False, ""
         if outcome.llm:
-            acted = await self._run_llm(outcome.action, frame, direction, run)
-        done = await self.driver.complete(outcome, acted=acted)
+            acted, said = await self._run_llm(outcome.action, frame, direction, run)
+        done = await self.driver.complete(
+            outcome, acted=acted, said=said, record_when_heard=True
+        )
         await self.send(done.messages)
         if done.say:
             await self.speak(done.say)
@@ -130,10 +139,10 @@ class StewardHook:
 
     async def _run_llm(
         self, action: Action, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
-    ) -> bool:
+    ) -> tuple[bool, str]:
         """Set the whole tool set and the instruction suffix, then run the real inference.
 
-        Returns whether the model called a tool in its response.
+        Returns whether the model called a tool in its response, and the text it said.
         """
         frame.context.set_tools(self.tools.tools_for(action.visible_tools))
         suffix = action.suffix
@@ -141,11 +150,12 @@ class StewardHook:
         if system != self._shared.applied:  # unchanged instructions need no settings update
             await self.apply_system(system)
             self._shared.applied = system
-        started = self._shared.tool_calls
+        started, self._shared.said = self._shared.tool_calls, []
         await run(frame, direction)
         # Where the inference runs elsewhere (the two-processor fallback) its response is not
         # seen here: count it as acting, so code never talks over the model.
-        return self._shared.tool_calls != started or not self._sees_calls
+        acted = self._shared.tool_calls != started or not self._sees_calls
+        return acted, "".join(self._shared.said)
 
     async def speak(self, text: str) -> None:
         """Emit an LLM-shaped reply instead of the inference."""
@@ -175,16 +185,24 @@ class StewardHook:
         return ""
 
 
-def _count_tool_calls(llm: LLMService, shared: _Shared) -> None:
-    """Count the responses of ``llm`` that call tools (before their handlers run)."""
-    original = llm.run_function_calls
+def _observe(llm: LLMService, shared: _Shared) -> None:
+    """Watch what ``llm``'s responses do: count those that call tools, collect their text."""
+    run_calls, push = llm.run_function_calls, llm.push_frame
 
     async def run_function_calls(function_calls: Sequence[FunctionCallFromLLM]) -> None:
         if function_calls:
             shared.tool_calls += 1
-        await original(function_calls)
+        await run_calls(function_calls)
+
+    async def push_frame(
+        frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
+    ) -> None:
+        if isinstance(frame, LLMTextFrame):
+            shared.said.append(frame.text)
+        await push(frame, direction)
 
     llm.run_function_calls = run_function_calls  # type: ignore[method-assign]
+    llm.push_frame = push_frame  # type: ignore[method-assign]
 
 
 def _role(message: Any) -> str:

@@ -139,6 +139,7 @@ class StewardS2S(Steward):
         self._said: list[str] = []
         self._caller_turns = 0
         self._end_after_reply = False
+        self._answering: InferenceOutcome | None = None
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> StewardS2S:
@@ -203,6 +204,7 @@ class StewardS2S(Steward):
             outcome = await self.driver.inference(text, first_turn=first)
             await self._carry_out(outcome)
             await self._note(steer_of(outcome))
+            self._answering = outcome if outcome.llm else None
 
     async def _carry_out(self, outcome: InferenceOutcome) -> None:
         """Complete an inference at once (the model answers on the provider's side).
@@ -241,15 +243,13 @@ class StewardS2S(Steward):
         The agent's own tools go through the procedure gate; steward tools, and any other name,
         are refused when not visible now (``StewardSession.handle_tool``).
         """
+        self._answering = None  # the model acted: the next inference sees the result
         call = await self.session.handle_tool(name, args, call_id)
         result = dict(call.result)
-        if call.outcome == "refused":
-            steer = Steer("", str(result.get("directive", "")))
-            await send_client_messages(self._llm, self.session.take_status(), queue=True)
-        else:
-            outcome = await self.driver.inference("", first_turn=False)
-            await self._carry_out(outcome)
-            steer = steer_of(outcome)
+        # As in the cascade, the engine runs again after every tool result, a refusal too.
+        outcome = await self.driver.inference("", first_turn=False)
+        await self._carry_out(outcome)
+        steer = steer_of(outcome)
         self._expect(steer)
         self.steers.append(("result", steer))
         return {**result, "next": steer_text(steer)}
@@ -287,11 +287,23 @@ class StewardS2S(Steward):
             await self.on_caller_turn(event.text.strip())
         elif isinstance(event, AssistantTextComplete) and event.text.strip():
             self._record_bot(" ".join(event.text.split()))
+            await self._follow_up(event.text)
             if self._end_after_reply:  # the goodbye has been spoken: end the pipeline
                 self._end_after_reply = False
                 await self._llm.queue_frame(EndWorkerFrame(reason="end_session"))
         else:
             await super()._on_event(event)
+
+    async def _follow_up(self, said: str) -> None:
+        """Have the model say the question a firm steer-back left open, when it did not act.
+
+        Runs when the provider's response to a caller turn is done; a tool call in between
+        clears it (``Driver.follow_up``).
+        """
+        outcome, self._answering = self._answering, None
+        question = self.driver.follow_up(outcome, said) if outcome is not None else ""
+        if question:
+            await self._note(Steer(question))
 
     def _record_bot(self, text: str) -> None:
         """Record a reply: a leading preempted text as ``preempt``, the rest as ``llm``."""

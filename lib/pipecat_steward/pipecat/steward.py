@@ -159,13 +159,6 @@ class Steward:
         if isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary
             return
-        if isinstance(event, AssistantTextComplete) and event.text.strip():
-            preempted = self.driver.preempted
-            if preempted and _same(preempted[0], event.text):
-                preempted.pop(0)
-                return
-            self.session.spoke(event.text.strip(), "llm")
-
-
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
+        text = event.text.strip() if isinstance(event, AssistantTextComplete) else ""
+        if text and not self.driver.heard(text):  # engine text is recorded by the driver
+            self.session.spoke(text, "llm")

@@ -58,8 +58,12 @@ class StewardTools:
         return ToolsSchema(standard_tools=[*shown, *self.extra])
 
     def register(self, llm: LLMService) -> None:
-        """Register the one wrapper as the handler of every steward and agent tool on ``llm``."""
-        for name in [*self.schemas, *self.agent_schemas]:
+        """Register the one wrapper as the handler of every steward and agent tool on ``llm``.
+
+        It also answers names nobody registered (pipecat's catch-all): such a call is refused
+        with the current directive, as a steward tool that is not visible now is.
+        """
+        for name in [*self.schemas, *self.agent_schemas, None]:
             llm.register_function(name, self._handle)
 
     async def _handle(self, params: FunctionCallParams) -> None:

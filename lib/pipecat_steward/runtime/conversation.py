@@ -59,12 +59,11 @@ ScriptedModel = Callable[[Action], "Inference | None"]
 class ScriptedHost:
     """The driver's host when the model is a function: the pipeline's loop without Pipecat.
 
-    Per inference the driver decides and the model answers with the action's tools: its text is
-    recorded, then its calls enter through ``StewardSession.handle_tool``. A call to a tool the
-    model is not shown is refused and never reaches the engine, as a real model could not make
-    it; like the pipeline's harness, the refusals are noted at the end of the turn. The engine
+    Per inference the driver decides and the model answers: its text is recorded, then each of
+    its calls enters through ``StewardSession.handle_tool`` (a tool not visible now is refused
+    there with the current directive, as a Pipecat service's handlers refuse it). The engine
     runs again after an inference that made a call, as pipecat runs the LLM again after tool
-    results; an inference with no call (or only refused ones) ends the turn.
+    results; an inference without a call ends the turn.
 
     Attributes:
         driver: The driver of the session.
@@ -82,33 +81,26 @@ class ScriptedHost:
     async def turn(self, user_text: str) -> TurnRecord:
         """Play one caller turn (the opening turn when the bot has not spoken yet)."""
         first = not any(u for t in self.session.turns for u in t.bot)
-        refused: list[Call] = []
         outcome = await self.driver.inference(user_text, first_turn=first)
         while True:
-            acted = outcome.llm and await self._infer(outcome.action, refused)
-            await self.driver.complete(outcome, acted=acted)
+            inference = await self._infer(outcome.action) if outcome.llm else None
+            acted = inference is not None and bool(inference.calls)
+            said = inference.say or "" if inference is not None else ""
+            await self.driver.complete(outcome, acted=acted, said=said)
             if not acted:
-                break
+                return self.session.turn
             outcome = await self.driver.inference("", first_turn=False)
-        self.session.turn.llm_calls.extend(self.session.recorded(c) for c in refused)
-        return self.session.turn
 
-    async def _infer(self, action: Action, refused: list[Call]) -> bool:
-        """One model inference; True when it made a call the engine answered."""
+    async def _infer(self, action: Action) -> Inference | None:
+        """One model inference: its text is said, then its calls enter the session."""
         inference = self.model(action)
         if inference is None:
-            return False
+            return None
         if inference.say:
             self.session.spoke(inference.say, "llm")
-        shown = self.session.offered(action.visible_tools)
-        acted = False
         for call in inference.calls:
-            if call.name in shown:
-                await self.session.handle_tool(call.name, call.args)
-                acted = True
-            else:
-                refused.append(Call(call.name, dict(call.args), "refused"))
-        return acted
+            await self.session.handle_tool(call.name, call.args)
+        return inference
 
 
 class Conversation:

@@ -37,7 +37,6 @@ from pipecat_steward.runtime.session import StewardSession
 __all__ = ["Completion", "Driver", "Exchange", "InferenceOutcome", "client_messages"]
 
 _MAX_CASCADE = 20
-_FOLLOW_UP = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +92,7 @@ class Driver:
         session: The session it drives.
         inflight: Engine calls still running (a barge-in cancelled the request that started them).
         preempted: Texts spoken by preemption that the host's relay has not reported yet.
+        unheard: Follow-up questions to record once the host hears them (see ``heard``).
         record_preempts: Record preempted text as said when the outcome is made (the host emits
             it verbatim). A host whose model says it on the provider's side records it when heard.
     """
@@ -103,6 +103,7 @@ class Driver:
         self.inflight: set[asyncio.Future[bool]] = set()
         self.preempted: list[str] = []
         self._exchanges: list[Exchange] = []
+        self.unheard: list[str] = []
 
     async def inference(
         self, user_text: str, *, first_turn: bool, speculative: bool = False
@@ -124,7 +125,14 @@ class Driver:
                 break
         return self._outcome(action, spoken, messages, llm=False)  # pyright: ignore[reportPossiblyUnboundVariable]
 
-    async def complete(self, outcome: InferenceOutcome, *, acted: bool = False) -> Completion:
+    async def complete(
+        self,
+        outcome: InferenceOutcome,
+        *,
+        acted: bool = False,
+        said: str = "",
+        record_when_heard: bool = False,
+    ) -> Completion:
         """After the LLM's response: deliver, hand over, end; ask the question a stall left open.
 
         Args:
@@ -132,14 +140,14 @@ class Driver:
             acted: The LLM called a tool in its response (the next inference sees the result).
                 When it did not, and the engine had handed it a firm steer-back directive, code
                 asks the open question itself right after the LLM's words.
+            said: What the LLM said in its response (no question is asked twice).
+            record_when_heard: The LLM's words are recorded when the host hears them (a relay
+                reports them later): the question is recorded then too (``heard``), after them.
         """
         if outcome.speculative:
             return Completion()
         messages = client_messages(self.session, outcome.action) if outcome.llm else []
-        follow_up = "" if acted else self._follow_up(outcome)
-        if follow_up and self.record_preempts:
-            self.preempted.append(follow_up)
-            self.session.spoke(follow_up, "preempt")
+        follow_up = "" if acted else self.follow_up(outcome, said, record=not record_when_heard)
         session = self.session
         await session.run_exits()
         end = session.ending and not session.ended
@@ -172,11 +180,40 @@ class Driver:
         exchanges = self.take_exchanges()
         return InferenceOutcome(action, say, llm, exchanges, messages, speculative)
 
-    def _follow_up(self, outcome: InferenceOutcome) -> str:
-        """The steer-back question to speak when the LLM ignored the firm directive."""
-        if not _FOLLOW_UP or not outcome.llm or self.session.conflict is not None:
+    def follow_up(self, outcome: InferenceOutcome, said: str = "", *, record: bool = True) -> str:
+        """The question code asks after an LLM response that made no tool call ("" when none).
+
+        Only when the engine handed the LLM a firm steer-back directive: the caller's words
+        could have held the answer, so the LLM ran first; it only talked, so code asks the open
+        question itself, right after the LLM's words, unless they already hold it. Recorded as
+        said (a ``preempt``).
+        """
+        if not outcome.llm or outcome.speculative or self.session.conflict is not None:
             return ""
-        return hard_steer_question(outcome.action)
+        question = hard_steer_question(outcome.action)
+        if _squashed(question).lower() in _squashed(said).lower():
+            return ""  # the LLM asked it (an empty question is in any text)
+        if self.record_preempts:
+            self.preempted.append(question)
+            if record:
+                self.session.spoke(question, "preempt")
+            else:
+                self.unheard.append(question)
+        return question
+
+    def heard(self, text: str) -> bool:
+        """The host heard the bot say ``text``: True when it is engine text (nothing to record).
+
+        Engine text the host emitted is consumed in order; a follow-up question waiting to be
+        heard is recorded now, after the LLM's words it follows.
+        """
+        if not self.preempted or _squashed(self.preempted[0]) != _squashed(text):
+            return False
+        said = self.preempted.pop(0)
+        if said in self.unheard:
+            self.unheard.remove(said)
+            self.session.spoke(said, "preempt")
+        return True
 
     async def _carry_out(self, action: Action, spoken: list[str]) -> bool:
         """Run the action's calls and collect its message; True when the engine must run again."""
@@ -204,3 +241,7 @@ def hard_steer_question(action: Action) -> str:
             return str(entry.data.get("msg", ""))
     return ""
 
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())

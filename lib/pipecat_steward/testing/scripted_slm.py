@@ -334,7 +334,7 @@ async def run_scenario_monitored(
                       gate_timeout_s=scenario.gate_timeout_s, clock=clock)  # fmt: skip
     await steward.start()
     model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(12)])
+    llm = ScriptedLLM([FunctionStep(model) for _ in range(12)], admit_hidden=True)
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
     async with SLMClient(ledger=ledger) as client:

@@ -134,7 +134,7 @@ async def _run(
     )
     await steward.start()
     model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)])
+    llm = ScriptedLLM([FunctionStep(model) for _ in range(_SPARE_STEPS)], admit_hidden=True)
     steward.attach(llm)
     traces: list[dict[str, Any]] = []
     async with TextPipeline(llm, observers=[*steward.observers, *observers]) as pipeline:
