@@ -32,9 +32,9 @@ from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.handover import HandoverCallback
 from pipecat_steward.runtime.session import ConflictListener, Judge, StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.extractor import EntityExtractor
@@ -87,12 +87,7 @@ class Steward:
             task_timeout_s=task_timeout_s,
             on_handover=on_handover,
         )
-        if "intents" in agent.raw:
-            self.session: StewardSession = TransactionSession(
-                agent, clock=clock, call_id=call_id, **options
-            )
-        else:
-            self.session = StewardSession(agent, **options)
+        self.session: StewardSession = open_session(agent, clock=clock, call_id=call_id, **options)
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay()

@@ -24,8 +24,8 @@ from typing import Any, cast
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import ToolFn
+from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.session import StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints.contract import Identity, Payload
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
@@ -102,9 +102,7 @@ class SlowStore(MemoryCheckpointStore):
 
 def session_for(agent: Agent) -> StewardSession:
     """A fresh session of the kind the players build for ``agent``."""
-    if "intents" in agent.raw:
-        return TransactionSession(agent)
-    return StewardSession(agent)
+    return open_session(agent)
 
 
 def surface_for(agent: Agent) -> AgentSurface:

@@ -20,9 +20,9 @@ from pipecat_steward.core.slots import Action
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.conversation import ScriptedHost
 from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.records import Call, Inference
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioInference,
@@ -80,9 +80,7 @@ def _session(
         task_timeout_s=scenario.task_timeout_s,
         checkpointer=checkpointer,
     )
-    if "intents" in agent.raw:
-        return TransactionSession(agent, clock=clock, **options)
-    return StewardSession(agent, **options)
+    return open_session(agent, clock=clock, **options)
 
 
 async def run_scenario_direct(
