@@ -20,11 +20,8 @@ ENGINES = {
 
 
 @pytest.mark.parametrize("bot", ENGINES)
-def test_each_bot_runs_on_its_engine_on_every_host(bot: str) -> None:
+def test_each_bot_runs_on_its_engine(bot: str) -> None:
     agent = load_agent(BOTS / bot)
     assert agent.engine == ENGINES[bot]
     session = open_session(agent)
     assert isinstance(session, TransactionSession) == (agent.engine == "transactions")
-    from pipecat_steward.pipecat.steward import Steward
-
-    assert type(Steward(agent).session) is type(session)
