@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import inspect
 import logging
 import random
@@ -178,6 +179,7 @@ def _delayed(agent: Agent, scenario: Scenario) -> Agent:
 
 
 def _late(fn: ToolFn, seconds: float) -> ToolFn:
+    @functools.wraps(fn)  # the same signature: arguments are checked as on the other paths
     async def tool(**args: Any) -> Any:
         await asyncio.sleep(seconds)
         result: Any = fn(**args)
@@ -289,6 +291,7 @@ def _recorder(name: str, fn: ToolFn, conversation: Conversation) -> ToolFn:
     async def later(args: dict[str, Any], pending: Any) -> Any:
         return log(args, await pending)
 
+    @functools.wraps(fn)  # the same signature: arguments are checked as on the other paths
     def tool(**args: Any) -> Any:
         result: Any = fn(**args)
         return later(args, result) if inspect.isawaitable(result) else log(args, result)
