@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.core.slots import Action, ToolCall, compile_flow
+from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.handover import Handover
-from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 CONFIG: dict[str, Any] = {
@@ -33,27 +32,19 @@ CONFIG: dict[str, Any] = {
 
 
 class _Host:
-    """A host as the Pipecat hook is one: it delivers the response parts the session hands it."""
+    """A thin host as the Pipecat hook is one: it carries out what the driver returns."""
 
-    def __init__(self, session: StewardSession) -> None:
-        self.session = session
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
         self.ended = 0
         self.said: list[str] = []
 
-    async def run_llm(self, action: Action) -> None:
-        return None
-
-    async def speak(self, text: str) -> None:
-        self.said.append(text)
-
-    async def deliver(self, action: Action) -> None:
-        self.session.take_payloads(action)
-
-    def record(self, call: ToolCall, done: RecordedCall) -> None:
-        return None
-
-    async def end(self) -> None:
-        self.ended += 1
+    async def turn(self, user_text: str, *, first_turn: bool = False) -> None:
+        outcome = await self.driver.inference(user_text, first_turn=first_turn)
+        if outcome.say:
+            self.said.append(outcome.say)
+        done = await self.driver.complete(outcome)
+        self.ended += done.end
 
 
 def _session(seen: list[Handover]) -> StewardSession:
@@ -81,10 +72,10 @@ def _session(seen: list[Handover]) -> StewardSession:
 async def test_a_transfer_part_hands_over_and_an_end_session_part_ends_once() -> None:
     seen: list[Handover] = []
     session = _session(seen)
-    driver, host = Driver(session), _Host(session)
-    await driver.inference(host, "hi", first_turn=True, speculative=False)
+    host = _Host(Driver(session))
+    await host.turn("hi", first_turn=True)
     session.tool_call("set_account", {"value": "x"})
-    await driver.inference(host, "", first_turn=False, speculative=False)
+    await host.turn("")
     assert host.said == ["Let me put you through to billing."]
     kinds = [h.kind for h in seen]
     assert sorted(kinds) == ["escalation", "transfer"]
@@ -93,7 +84,7 @@ async def test_a_transfer_part_hands_over_and_an_end_session_part_ends_once() ->
     desk = session.desk_calls  # type: ignore[attr-defined]
     assert len(desk) == 2 and desk[0]["queue"] == "billing"
     assert host.ended == 1 and session.ended
-    await driver.inference(host, "hello?", first_turn=False, speculative=False)
+    await host.turn("hello?")
     assert host.ended == 1, "the call is ended once"
 
 
@@ -104,9 +95,9 @@ async def test_a_failing_callback_is_contained_and_traced() -> None:
     seen: list[Handover] = []
     s = _session(seen)
     s.on_handover = boom
-    driver, host = Driver(s), _Host(s)
-    await driver.inference(host, "hi", first_turn=True, speculative=False)
+    host = _Host(Driver(s))
+    await host.turn("hi", first_turn=True)
     s.tool_call("set_account", {"value": "x"})
-    await driver.inference(host, "", first_turn=False, speculative=False)
+    await host.turn("")
     events = [e for e in s.turn.events if e.tag == "handover"]
     assert events and all(str(e.data["callback"]).startswith("error") for e in events)

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -42,9 +42,12 @@ from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError, StewardError
 from pipecat_steward.runtime.dispatch import ToolFn
 
-__all__ = ["Agent", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
+__all__ = ["Agent", "Engine", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
 
 M = TypeVar("M", bound=BaseModel)
+
+Engine = Literal["slots", "transactions"]
+"""The two engines: the slot-filling flow, or multi-turn transactions (``intents``)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,15 @@ class Agent:
     llm_tools: tuple[str, ...] = ()
     tool_logic: Mapping[str, ToolLogic] = field(default_factory=lambda: {})
     raw: Mapping[str, Any] = field(default_factory=lambda: {})
+
+    @property
+    def engine(self) -> Engine:
+        """The engine the agent runs on, chosen once for every host.
+
+        ``transactions`` when agent.yaml declares ``intents``, else ``slots`` (the slot-filling
+        flow). ``pipecat_steward.runtime.engine.open_session`` builds the session from it.
+        """
+        return "transactions" if "intents" in self.raw else "slots"
 
 
 @dataclass(frozen=True)

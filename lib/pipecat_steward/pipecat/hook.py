@@ -9,25 +9,33 @@ runs, or the inference is skipped and an LLM-shaped reply is emitted (preemption
 engine fires run first and are written into the context as tool-call/tool-result pairs,
 cascading until a question, a readback or a terminal state. Speculative frames get tools and
 suffix but never a preempt, and never change the session.
+
+The hook is a thin host of ``pipecat_steward.runtime.driver.Driver``: the driver decides and
+returns an outcome; the hook carries it out with pipecat frames.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from pipecat.frames.frames import EndWorkerFrame, Frame, LLMContextFrame
+from pipecat.frames.frames import (
+    EndWorkerFrame,
+    Frame,
+    FunctionCallFromLLM,
+    LLMContextFrame,
+    LLMTextFrame,
+)
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
-from pipecat_steward.core.slots import Action, ToolCall
+from pipecat_steward.core.slots import Action
+from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.driver import Driver
-from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardHook", "StewardLLMMixin", "attach"]
@@ -42,6 +50,8 @@ class _Shared:
 
     seen_user: int = -1
     applied: str | None = None
+    tool_calls: int = 0
+    said: list[str] = field(default_factory=lambda: [])
 
 
 class StewardHook:
@@ -64,7 +74,9 @@ class StewardHook:
         self.apply_system = apply_system or self._update_llm_settings
         self.driver = driver or Driver(session)
         self._shared = _Shared()
-        self._frame: tuple[LLMContextFrame, FrameDirection, ProcessFrame] | None = None
+        self._sees_calls = isinstance(llm, LLMService)
+        if isinstance(llm, LLMService):
+            _observe(llm, self._shared)
 
     @property
     def preempted(self) -> list[str]:
@@ -90,52 +102,72 @@ class StewardHook:
     async def on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
     ) -> None:
-        """Handle one inference request; ``run`` performs the real inference."""
+        """Handle one inference request; ``run`` performs the real inference.
+
+        The driver decides; this host carries its outcome out in the pipeline: client messages,
+        the engine's tool exchanges written into the context, the preempted text emitted as an
+        LLM-shaped reply, the real inference with the action's tools and suffix, then what the
+        driver completes the inference with.
+        """
         await self.driver.settle()
-        messages = frame.context.get_messages()
+        context = frame.context
+        messages = context.get_messages()
         speculative = bool(getattr(frame, "speculation", False))
         user_text = self._new_user_text(messages, speculative)
         first = not any(_role(m) == "assistant" for m in messages)
-        self._frame = (frame, direction, run)
-        await self.driver.inference(self, user_text, first_turn=first, speculative=speculative)
+        outcome = await self.driver.inference(
+            user_text, first_turn=first, speculative=speculative
+        )
+        await self.send(outcome.messages)
+        for exchange in outcome.exchanges:
+            record_tool_exchange(
+                context, exchange.call.name, dict(exchange.call.args), exchange.done.result
+            )
+        if outcome.say:
+            await self.speak(outcome.say)
+        acted, said = False, ""
+        if outcome.llm:
+            acted, said = await self._run_llm(outcome.action, frame, direction, run)
+        done = await self.driver.complete(
+            outcome, acted=acted, said=said, record_when_heard=True
+        )
+        await self.send(done.messages)
+        if done.say:
+            await self.speak(done.say)
+        if done.end:
+            await self.end()
 
-    # -- Host ---------------------------------------------------------------------------------
+    async def _run_llm(
+        self, action: Action, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
+    ) -> tuple[bool, str]:
+        """Set the whole tool set and the instruction suffix, then run the real inference.
 
-    async def run_llm(self, action: Action) -> None:
-        """Set the whole tool set and the instruction suffix, then run the real inference."""
-        assert self._frame is not None
-        frame, direction, run = self._frame
+        Returns whether the model called a tool in its response, and the text it said.
+        """
         frame.context.set_tools(self.tools.tools_for(action.visible_tools))
         suffix = action.suffix
         system = f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
         if system != self._shared.applied:  # unchanged instructions need no settings update
             await self.apply_system(system)
             self._shared.applied = system
+        started, self._shared.said = self._shared.tool_calls, []
         await run(frame, direction)
+        # Where the inference runs elsewhere (the two-processor fallback) its response is not
+        # seen here: count it as acting, so code never talks over the model.
+        acted = self._shared.tool_calls != started or not self._sees_calls
+        return acted, "".join(self._shared.said)
 
     async def speak(self, text: str) -> None:
         """Emit an LLM-shaped reply instead of the inference."""
         await emit_reply(self.llm, text)
 
-    async def deliver(self, action: Action) -> None:
-        """Send rich response parts (cards, chips) and checklist status to the client."""
-        for status in self.session.take_status():
-            await self.llm.push_frame(
-                RTVIServerMessageFrame(data=status), FrameDirection.DOWNSTREAM
-            )
-        parts = self.session.take_payloads(action)
-        if parts:
-            frame = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})
-            await self.llm.push_frame(frame, FrameDirection.DOWNSTREAM)
+    async def send(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Send client messages (checklist status, rich response parts) as RTVI server messages."""
+        await send_client_messages(self.llm, messages)
 
     async def end(self) -> None:
         """End the pipeline after the reply: an ``EndWorkerFrame`` behind the spoken frames."""
         await self.llm.push_frame(EndWorkerFrame(reason="end_session"), FrameDirection.DOWNSTREAM)
-
-    def record(self, call: ToolCall, done: RecordedCall) -> None:
-        """Write the engine-run call and its result into the context as one pair."""
-        assert self._frame is not None
-        record_tool_exchange(self._frame[0].context, call.name, dict(call.args), done.result)
 
     async def _update_llm_settings(self, system: str) -> None:
         # The same call LLMUpdateSettingsFrame makes, applied before this request is built.
@@ -151,6 +183,26 @@ class StewardHook:
                     self._shared.seen_user = index
                 return _text(messages[index])
         return ""
+
+
+def _observe(llm: LLMService, shared: _Shared) -> None:
+    """Watch what ``llm``'s responses do: count those that call tools, collect their text."""
+    run_calls, push = llm.run_function_calls, llm.push_frame
+
+    async def run_function_calls(function_calls: Sequence[FunctionCallFromLLM]) -> None:
+        if function_calls:
+            shared.tool_calls += 1
+        await run_calls(function_calls)
+
+    async def push_frame(
+        frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
+    ) -> None:
+        if isinstance(frame, LLMTextFrame):
+            shared.said.append(frame.text)
+        await push(frame, direction)
+
+    llm.run_function_calls = run_function_calls  # type: ignore[method-assign]
+    llm.push_frame = push_frame  # type: ignore[method-assign]
 
 
 def _role(message: Any) -> str:

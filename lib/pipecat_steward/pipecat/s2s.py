@@ -31,28 +31,36 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.frames.frames import EndWorkerFrame
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
+from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
-    AssistantTurnWritten,
     SessionEvent,
     UserTranscript,
 )
 from pipecat_steward.pipecat.hook import StewardHook
 from pipecat_steward.pipecat.providers import Channels, ProviderAdapter, adapter_class, adapter_for
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.driver import Driver, InferenceOutcome
 
-__all__ = ["FREE_REPLY", "NOTE_PREFIX", "Steer", "StewardS2S", "parse_steer", "steer_text"]
+__all__ = [
+    "FREE_REPLY",
+    "NOTE_PREFIX",
+    "Steer",
+    "StewardS2S",
+    "parse_steer",
+    "steer_of",
+    "steer_text",
+]
 
 NOTE_PREFIX = "[Steward note]"
 """Starts every note, so a provider that turns notes into user text (Gemini, Nova) shows
@@ -61,7 +69,6 @@ the model where it came from."""
 FREE_REPLY = "Reply to the caller in your own words."
 """The note that asks for a reply when the engine has nothing to direct (``respond`` only)."""
 
-_MAX_CASCADE = 20
 _SAY = re.compile(r'Say exactly: "(.*?)"(?: Then: (.*))?$', re.S)
 
 
@@ -101,17 +108,9 @@ def parse_steer(text: str) -> Steer:
     return Steer("", body)
 
 
-@dataclass(slots=True)
-class _Outcome:
-    """The engine's cascade for one trigger: the last action and what it preempted with."""
-
-    action: Action
-    spoken: list[str] = field(default_factory=lambda: [])
-    llm_runs: bool = True
-
-    @property
-    def steer(self) -> Steer:
-        return Steer(" ".join(self.spoken), self.action.directive if self.llm_runs else "")
+def steer_of(outcome: InferenceOutcome) -> Steer:
+    """The steer of an inference outcome: its preempted text, then the directive if the LLM runs."""
+    return Steer(outcome.say, outcome.action.directive if outcome.llm else "")
 
 
 class StewardS2S(Steward):
@@ -141,6 +140,7 @@ class StewardS2S(Steward):
         self._said: list[str] = []
         self._caller_turns = 0
         self._end_after_reply = False
+        self._answering: InferenceOutcome | None = None
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> StewardS2S:
@@ -183,6 +183,8 @@ class StewardS2S(Steward):
 
         """
         self.llm, self.provider = llm, adapter_for(llm)
+        # The model says a preempt on the provider's side: it is recorded when heard.
+        self.driver = Driver(self.session, record_preempts=False)
         self.respond = self.provider.needs_response_request() if respond is None else respond
         for name in self.tools.schemas:
             llm.register_function(name, self._handle_tool)
@@ -199,10 +201,22 @@ class StewardS2S(Steward):
         async with self._lock:
             first = self._caller_turns == 0
             self._caller_turns += 1
-            outcome = await self._advance(text, first_turn=first)
-            await self._update_session(outcome)
-            await self._note(outcome.steer)
-            await self._exits()
+            outcome = await self.driver.inference(text, first_turn=first)
+            await self._carry_out(outcome)
+            await self._note(steer_of(outcome))
+            self._answering = outcome if outcome.llm else None
+
+    async def _carry_out(self, outcome: InferenceOutcome) -> None:
+        """Complete an inference at once (the model answers on the provider's side).
+
+        Client messages go out, the visible tools and suffix reach the provider where it takes
+        them, and an ``end_session`` ends the call after the model's reply.
+        """
+        done = await self.driver.complete(outcome, acted=True)
+        await send_client_messages(self._llm, [*outcome.messages, *done.messages], queue=True)
+        await self._update_session(outcome.action)
+        if done.end:
+            self._end_after_reply = True
 
     async def _note(self, steer: Steer) -> None:
         """Deliver a caller turn's steer; a preempt ("say exactly") always asks for a reply."""
@@ -219,82 +233,36 @@ class StewardS2S(Steward):
         async with self._lock:
             name, args = params.function_name, dict(params.arguments)
             result = await self.tool_result(name, args, params.tool_call_id)
-            statuses = self.session.take_status()
-        for status in statuses:  # checklist status for the client, as the cascade sends it
-            await self._llm.queue_frame(RTVIServerMessageFrame(data=status))
         await self._provider.send_tool_result(params, result)
 
     async def tool_result(
         self, name: str, args: dict[str, Any], call_id: str | None = None
     ) -> dict[str, Any]:
-        """Route one tool call; the engine's next steer rides in the result.
+        """Route one tool call through the session's one tool entry; the next steer rides in the result.
 
-        The agent's own tools go through the procedure gate (``agent_tool_call``); steward
-        tools, and any other name, through ``tool_call``, which refuses what is not visible.
+        The agent's own tools go through the procedure gate; steward tools, and any other name,
+        are refused when not visible now (``StewardSession.handle_tool``).
         """
-        if name in self.tools.agent_schemas:
-            call = await self.session.agent_tool_call(name, args, call_id)
-        else:
-            call = self.session.tool_call(name, args)
+        self._answering = None  # the model acted: the next inference sees the result
+        call = await self.session.handle_tool(name, args, call_id)
         result = dict(call.result)
-        if call.outcome == "refused":
-            steer = Steer("", str(result.get("directive", "")))
-        else:
-            outcome = await self._advance("", first_turn=False)
-            await self._update_session(outcome)
-            await self._exits()
-            steer = outcome.steer
+        # As in the cascade, the engine runs again after every tool result, a refusal too.
+        outcome = await self.driver.inference("", first_turn=False)
+        await self._carry_out(outcome)
+        steer = steer_of(outcome)
         self._expect(steer)
         self.steers.append(("result", steer))
         return {**result, "next": steer_text(steer)}
 
-    async def _advance(self, user_text: str, *, first_turn: bool) -> _Outcome:
-        """Run the engine, carrying out executor/confirm calls, until the LLM is to speak."""
-        outcome: _Outcome | None = None
-        for _ in range(_MAX_CASCADE):
-            action = self.session.decide(user_text, first_turn=first_turn)
-            user_text = ""
-            outcome = _Outcome(action, outcome.spoken if outcome else [])
-            await self._deliver_payloads(action)
-            if not (action.preempt or action.calls):
-                return outcome
-            outcome.llm_runs = False
-            if not await self._carry_out(action, outcome.spoken):
-                break
-        assert outcome is not None
-        return outcome
-
-    async def _carry_out(self, action: Action, spoken: list[str]) -> bool:
-        """Run the action's calls; True when the engine must run again."""
-        for call in action.calls:
-            await self.session.run_call(call)
-        if action.message:
-            spoken.append(action.message)
-        return any(c.kind != "then" for c in action.calls)
-
-    async def _exits(self) -> None:
-        """Run the hand-overs; an ``end_session`` part ends the call after the model's reply."""
-        await self.session.run_exits()
-        if self.session.ending and not self.session.ended:
-            self.session.ended = True
-            self._end_after_reply = True
-
-    async def _update_session(self, outcome: _Outcome) -> None:
+    async def _update_session(self, action: Action) -> None:
         """Send the visible tools and the instruction suffix where the service takes them."""
         if self.provider is None:
             return
-        action = outcome.action
         system = f"{self.agent.prompt}\n\n{action.suffix}".strip() if action.suffix else ""
         await self.provider.update_session(
             tools=self.tools.tools_for(action.visible_tools),
             instructions=system or self.agent.prompt,
         )
-
-    async def _deliver_payloads(self, action: Action) -> None:
-        parts = self.session.take_payloads(action)
-        if parts:
-            message = RTVIServerMessageFrame(data={"type": "steward_response", "parts": parts})
-            await self._llm.queue_frame(message)
 
     def _expect(self, steer: Steer) -> None:
         if steer.say:
@@ -318,17 +286,33 @@ class StewardS2S(Steward):
         return self.llm
 
     async def _on_event(self, event: SessionEvent) -> None:
+        """The caller's transcripts run the engine; the model's replies are recorded here.
+
+        Everything else (the turn-boundary save) is the base steward's.
+        """
         if self.llm is None:
-            return
-        if isinstance(event, UserTranscript) and event.source == "s2s" and event.text.strip():
+            await super()._on_event(event)
+        elif isinstance(event, UserTranscript) and event.source == "s2s" and event.text.strip():
             await self.on_caller_turn(event.text.strip())
         elif isinstance(event, AssistantTextComplete) and event.text.strip():
             self._record_bot(" ".join(event.text.split()))
+            await self._follow_up(event.text)
             if self._end_after_reply:  # the goodbye has been spoken: end the pipeline
                 self._end_after_reply = False
                 await self._llm.queue_frame(EndWorkerFrame(reason="end_session"))
-        elif isinstance(event, AssistantTurnWritten):
-            await self.session.save()  # a turn boundary, as in the cascade
+        else:
+            await super()._on_event(event)
+
+    async def _follow_up(self, said: str) -> None:
+        """Have the model say the question a firm steer-back left open, when it did not act.
+
+        Runs when the provider's response to a caller turn is done; a tool call in between
+        clears it (``Driver.follow_up``).
+        """
+        outcome, self._answering = self._answering, None
+        question = self.driver.follow_up(outcome, said) if outcome is not None else ""
+        if question:
+            await self._note(Steer(question))
 
     def _record_bot(self, text: str) -> None:
         """Record a reply: a leading preempted text as ``preempt``, the rest as ``llm``."""

@@ -33,9 +33,10 @@ from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.driver import Driver
+from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.handover import HandoverCallback
 from pipecat_steward.runtime.session import ConflictListener, Judge, StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.extractor import EntityExtractor
@@ -89,13 +90,9 @@ class Steward:
             task_timeout_s=task_timeout_s,
             on_handover=on_handover,
         )
-        if "intents" in agent.raw:
-            self.session: StewardSession = TransactionSession(
-                agent, clock=clock, call_id=call_id, **options
-            )
-        else:
-            self.session = StewardSession(agent, **options)
+        self.session: StewardSession = open_session(agent, clock=clock, call_id=call_id, **options)
         self.tools = StewardTools(self.session, extra_tools)
+        self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
         self.relay.bus.subscribe(self._on_event, name="steward-trace")
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
@@ -115,7 +112,9 @@ class Steward:
     def attach(self, llm: LLMService) -> StewardHook:
         """Register the steward's tools on ``llm`` and hook the engine before its inferences."""
         self.tools.register(llm)
-        self.hook = StewardHook(self.session, self.tools, llm, self.agent.prompt)
+        self.hook = StewardHook(
+            self.session, self.tools, llm, self.agent.prompt, driver=self.driver
+        )
         if isinstance(llm, StewardLLMMixin):
             llm.steward_hook = self.hook
         else:
@@ -159,13 +158,6 @@ class Steward:
         if isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary
             return
-        if isinstance(event, AssistantTextComplete) and event.text.strip():
-            preempted = self.hook.preempted if self.hook else []
-            if preempted and _same(preempted[0], event.text):
-                preempted.pop(0)
-                return
-            self.session.spoke(event.text.strip(), "llm")
-
-
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
+        text = event.text.strip() if isinstance(event, AssistantTextComplete) else ""
+        if text and not self.driver.heard(text):  # engine text is recorded by the driver
+            self.session.spoke(text, "llm")

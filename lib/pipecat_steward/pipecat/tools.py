@@ -15,12 +15,11 @@ from typing import Any
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.core.procedures import describe_tool
 from pipecat_steward.core.slots import CompiledFlow
+from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.runtime.arguments import function_params, setter_params, steward_params
 from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.runtime.session import StewardSession
@@ -54,33 +53,26 @@ class StewardTools:
         """
         if self.session.conflict is not None:
             return ToolsSchema(standard_tools=[])
-        shown = [s for name, s in self.schemas.items() if name in visible]
-        return ToolsSchema(standard_tools=[*shown, *self.agent_schemas.values(), *self.extra])
+        offered = self.session.offered(visible)
+        shown = [s for name, s in {**self.schemas, **self.agent_schemas}.items() if name in offered]
+        return ToolsSchema(standard_tools=[*shown, *self.extra])
 
     def register(self, llm: LLMService) -> None:
-        """Register the wrapper as the handler of every steward tool on ``llm``."""
-        for name in self.schemas:
+        """Register the one wrapper as the handler of every steward and agent tool on ``llm``.
+
+        It also answers names nobody registered (pipecat's catch-all): such a call is refused
+        with the current directive, as a steward tool that is not visible now is.
+        """
+        for name in [*self.schemas, *self.agent_schemas, None]:
             llm.register_function(name, self._handle)
-        for name in self.agent_schemas:
-            llm.register_function(name, self._handle_agent_tool)
 
     async def _handle(self, params: FunctionCallParams) -> None:
-        call = self.session.tool_call(params.function_name, dict(params.arguments))
-        await self._publish(params.llm)
-        await params.result_callback(dict(call.result))
-
-    async def _handle_agent_tool(self, params: FunctionCallParams) -> None:
-        """The one wrapper of the agent's own tools: procedure gate, run, evidence, notes."""
-        call = await self.session.agent_tool_call(
+        """Every tool call enters through ``StewardSession.handle_tool``; checklist status follows."""
+        call = await self.session.handle_tool(
             params.function_name, dict(params.arguments), params.tool_call_id
         )
-        await self._publish(params.llm)
+        await send_client_messages(params.llm, self.session.take_status())
         await params.result_callback(dict(call.result))
-
-    async def _publish(self, llm: FrameProcessor) -> None:
-        """Send queued checklist status messages to the client (RTVI server messages)."""
-        for status in self.session.take_status():
-            await llm.push_frame(RTVIServerMessageFrame(data=status), FrameDirection.DOWNSTREAM)
 
 
 def _setter_schema(flow: CompiledFlow, name: str, fn: ToolFn | None) -> FunctionSchema:

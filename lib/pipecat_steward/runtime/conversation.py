@@ -1,9 +1,10 @@
 """A synchronous conversation: one caller turn at a time, through the engine's real loop.
 
-``Conversation.turn`` runs the same ``Driver`` the Pipecat hook hosts, with a scripted model in
-place of an LLM service: the engine decides, the calls it asks for run, preempted messages are
-spoken, and the model's tool calls (refused when not visible) re-invoke the engine until the
-bot has spoken. Engine tests, the demo and the SGD replay use it.
+``ScriptedHost`` runs the same ``Driver`` the Pipecat hook hosts, with a scripted model in place
+of an LLM service: the engine decides, the calls it asks for run, preempted messages are spoken,
+and the model's tool calls (refused when not shown) re-invoke the engine until the bot has
+spoken. ``Conversation.turn`` plays a caller turn through it; engine tests, the demo, the SGD
+replay and the direct scenario player (``pipecat_steward.testing.direct``) use it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import asyncio
 import atexit
 import random
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.core.slots import Action, Chooser, CompiledFlow, ToolCall
+from pipecat_steward.core.slots import Action, Chooser, CompiledFlow
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.runtime.driver import Driver
@@ -38,6 +39,8 @@ __all__ = [
     "Inference",
     "LLMPolicy",
     "Outcome",
+    "ScriptedHost",
+    "ScriptedModel",
     "Source",
     "TurnRecord",
     "say_directive",
@@ -49,42 +52,55 @@ def say_directive(action: Action, index: int) -> Inference:
     return Inference(say=action.directive or "How can I help?")
 
 
-class _PolicyHost:
-    """The driver's host: a scripted model decides each inference."""
+ScriptedModel = Callable[[Action], "Inference | None"]
+"""A scripted model: one inference for the engine's action (None: the model says nothing)."""
 
-    def __init__(self, conversation: Conversation, policy: LLMPolicy) -> None:
-        self.conversation = conversation
-        self.session = conversation.session
-        self.policy = policy
-        self.index = 0
 
-    async def run_llm(self, action: Action) -> None:
-        inference = self.policy(action, self.index)
-        self.index += 1
-        for call in inference.calls:
-            if call.name in action.visible_tools:
-                self.session.tool_call(call.name, call.args)
-            else:
-                refused = RecordedCall(call.name, dict(call.args), "refused")
-                self.session.turn.llm_calls.append(self.session.recorded(refused))
+class ScriptedHost:
+    """The driver's host when the model is a function: the pipeline's loop without Pipecat.
+
+    Per inference the driver decides and the model answers: its text is recorded, then each of
+    its calls enters through ``StewardSession.handle_tool`` (a tool not visible now is refused
+    there with the current directive, as a Pipecat service's handlers refuse it). The engine
+    runs again after an inference that made a call, as pipecat runs the LLM again after tool
+    results; an inference without a call ends the turn.
+
+    Attributes:
+        driver: The driver of the session.
+        model: Answers each inference.
+    """
+
+    def __init__(self, driver: Driver, model: ScriptedModel) -> None:
+        self.driver = driver
+        self.model = model
+
+    @property
+    def session(self) -> StewardSession:
+        return self.driver.session
+
+    async def turn(self, user_text: str) -> TurnRecord:
+        """Play one caller turn (the opening turn when the bot has not spoken yet)."""
+        first = not any(u for t in self.session.turns for u in t.bot)
+        outcome = await self.driver.inference(user_text, first_turn=first)
+        while True:
+            inference = await self._infer(outcome.action) if outcome.llm else None
+            acted = inference is not None and bool(inference.calls)
+            said = inference.say or "" if inference is not None else ""
+            await self.driver.complete(outcome, acted=acted, said=said)
+            if not acted:
+                return self.session.turn
+            outcome = await self.driver.inference("", first_turn=False)
+
+    async def _infer(self, action: Action) -> Inference | None:
+        """One model inference: its text is said, then its calls enter the session."""
+        inference = self.model(action)
+        if inference is None:
+            return None
         if inference.say:
-            await self.speak(inference.say, "llm")
-        if inference.calls:
-            await self.conversation.driver.inference(self, "", first_turn=False, speculative=False)
-
-    async def speak(self, text: str, source: Source = "preempt") -> None:
-        if source == "llm":  # the driver records its own preempts
-            self.session.spoke(text, source)
-        self.conversation.bot_spoke = True
-
-    async def deliver(self, action: Action) -> None:
-        self.session.take_payloads(action)
-
-    def record(self, call: ToolCall, done: RecordedCall) -> None:
-        return None
-
-    async def end(self) -> None:
-        return None  # the session records that it ended
+            self.session.spoke(inference.say, "llm")
+        for call in inference.calls:
+            await self.session.handle_tool(call.name, call.args)
+        return inference
 
 
 class Conversation:
@@ -105,7 +121,6 @@ class Conversation:
             agent, state=state, rng=rng or random.Random(0), event_data=event_data, channel=channel
         )
         self.driver = Driver(self.session)
-        self.bot_spoke = False
 
     @property
     def flow(self) -> CompiledFlow:
@@ -133,10 +148,7 @@ class Conversation:
         self, user_text: str, llm: LLMPolicy | Sequence[Inference] = say_directive
     ) -> TurnRecord:
         """Play one caller turn from async code (same as ``turn``)."""
-        host = _PolicyHost(self, _as_policy(llm))
-        first = not self.bot_spoke
-        await self.driver.inference(host, user_text, first_turn=first, speculative=False)
-        return self.session.turn
+        return await ScriptedHost(self.driver, _as_model(llm)).turn(user_text)
 
 
 _local = threading.local()
@@ -155,12 +167,17 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _as_policy(llm: LLMPolicy | Sequence[Inference]) -> LLMPolicy:
-    if callable(llm):
-        return llm
-    script = list(llm)
+def _as_model(llm: LLMPolicy | Sequence[Inference]) -> ScriptedModel:
+    """A turn's scripted model: the policy with its inference index, or the list in order."""
+    script = None if callable(llm) else list(llm)
+    policy: LLMPolicy = llm if callable(llm) else say_directive
+    index = 0
 
-    def policy(action: Action, index: int) -> Inference:
-        return script.pop(0) if script else say_directive(action, index)
+    def model(action: Action) -> Inference:
+        nonlocal index
+        index += 1
+        if script:
+            return script.pop(0)
+        return policy(action, index - 1)
 
-    return policy
+    return model

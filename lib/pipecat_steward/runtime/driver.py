@@ -1,116 +1,247 @@
-"""The engine's invocation loop for one inference, free of any host framework.
+"""The engine's run loop for one inference, free of any host framework and of any I/O.
 
-``Driver.inference`` runs the session's decision and carries it out through a ``Host``: it
-runs the calls the engine asks for (executors, the auto-confirm, exit calls) shielded from
-cancellation so a barge-in never loses a result or leaves half a tool exchange, collects
-preempted messages, cascades until the engine needs the LLM or has spoken, and lets calls that
-were in flight during a barge-in finish before the next decision (no executor fires twice). The
-Pipecat hook and the direct (framework-free) scenario player are its two hosts.
+``Driver.inference`` runs the session's decision and returns an ``InferenceOutcome``: the text
+the engine preempted with (to say first, verbatim), the final action (its tools and instruction
+suffix are what the LLM runs with, when it runs), the calls the engine ran (to write into the
+conversation history as tool-call/tool-result pairs) and the client messages to send. The host
+carries the outcome out in its own framework, then calls ``Driver.complete`` once the LLM's
+response has ended: the final action's client messages, the hand-overs, the end of the call, and
+the question code asks itself when a firm steer-back inference made no progress.
+
+The calls the engine asks for (executors, the auto-confirm, exit calls) run shielded from
+cancellation, so a barge-in never loses a result or leaves half a tool exchange; calls that were
+in flight during a barge-in finish before the next decision (no executor fires twice), and their
+exchanges come with the next outcome. The Pipecat hook, the speech-to-speech adapter and the
+scripted host (``pipecat_steward.runtime.conversation.ScriptedHost``) are its hosts.
+
+A host's loop, in short::
+
+    outcome = await driver.inference(user_text, first_turn=first, speculative=False)
+    send(outcome.messages); record(outcome.exchanges); say(outcome.say)
+    if outcome.llm:
+        run the LLM with outcome.action.visible_tools and outcome.action.suffix
+    after = await driver.complete(outcome)
+    send(after.messages); say(after.say); end the call if after.end
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
-__all__ = ["Driver", "Host"]
+__all__ = ["Completion", "Driver", "Exchange", "InferenceOutcome", "client_messages"]
 
 _MAX_CASCADE = 20
 
 
-class Host(Protocol):
-    """What a driver needs from the framework around it."""
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A call the engine ran and its result: one tool-call/tool-result pair for the history."""
 
-    async def run_llm(self, action: Action) -> None:
-        """Set the action's tools and instruction suffix, then run the real inference."""
-        ...
+    call: ToolCall
+    done: RecordedCall
 
-    async def speak(self, text: str) -> None:
-        """Say ``text`` verbatim as the bot (a preempt)."""
-        ...
 
-    async def deliver(self, action: Action) -> None:
-        """Deliver rich response parts and checklist status for ``action``."""
-        ...
+@dataclass(slots=True)
+class InferenceOutcome:
+    """What one inference request comes to.
 
-    def record(self, call: ToolCall, done: RecordedCall) -> None:
-        """Record an engine-run call and its result in the conversation history."""
-        ...
+    Attributes:
+        action: The engine's last action; the LLM runs with its tools and suffix.
+        say: Text the engine preempted with: say it verbatim first ("" when none). The driver
+            has already recorded it as a ``preempt`` utterance.
+        llm: Whether the LLM runs now (False when the engine spoke and the turn waits).
+        exchanges: Calls the engine ran, to record in the history in order.
+        messages: Client messages (checklist status, rich response parts) to send first.
+        speculative: The request was speculative (no state change, nothing to complete).
+    """
 
-    async def end(self) -> None:
-        """End the call once what was said so far has been spoken (an ``end_session`` part)."""
-        ...
+    action: Action
+    say: str = ""
+    llm: bool = True
+    exchanges: list[Exchange] = field(default_factory=lambda: [])
+    messages: list[dict[str, Any]] = field(default_factory=lambda: [])
+    speculative: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What follows the LLM's response to an inference.
+
+    Attributes:
+        messages: Client messages for the final action (its response parts, checklist status).
+        say: A question code asks itself, verbatim, after the LLM's words ("" when none): the
+            firm steer-back directive was ignored (the inference made no progress).
+        end: End the call once everything said so far has been spoken (``end_session``).
+    """
+
+    messages: tuple[dict[str, Any], ...] = ()
+    say: str = ""
+    end: bool = False
 
 
 class Driver:
-    """Runs one session's inferences; share one driver between hosts of the same session."""
+    """Runs one session's inferences; share one driver between hosts of the same session.
 
-    def __init__(self, session: StewardSession) -> None:
+    Attributes:
+        session: The session it drives.
+        inflight: Engine calls still running (a barge-in cancelled the request that started them).
+        preempted: Texts spoken by preemption that the host's relay has not reported yet.
+        unheard: Follow-up questions to record once the host hears them (see ``heard``).
+        record_preempts: Record preempted text as said when the outcome is made (the host emits
+            it verbatim). A host whose model says it on the provider's side records it when heard.
+    """
+
+    def __init__(self, session: StewardSession, *, record_preempts: bool = True) -> None:
         self.session = session
+        self.record_preempts = record_preempts
         self.inflight: set[asyncio.Future[bool]] = set()
         self.preempted: list[str] = []
+        self._exchanges: list[Exchange] = []
+        self.unheard: list[str] = []
 
     async def inference(
-        self, host: Host, user_text: str, *, first_turn: bool, speculative: bool
-    ) -> None:
-        """Decide and act for one inference request, then carry out its hand-overs and ending."""
+        self, user_text: str, *, first_turn: bool, speculative: bool = False
+    ) -> InferenceOutcome:
+        """Decide for one inference request; run the calls the engine asks for, cascading."""
         await self.settle()
-        await self._cascade(host, user_text, first_turn=first_turn, speculative=speculative)
-        if not speculative:
-            await self.exits(self.session, host)
-
-    @staticmethod
-    async def exits(session: StewardSession, host: Host) -> None:
-        """Run the session's hand-overs; end the call once when an ``end_session`` part was delivered."""
-        await session.run_exits()
-        if session.ending and not session.ended:
-            session.ended = True
-            await host.end()
-
-    async def _cascade(
-        self, host: Host, user_text: str, *, first_turn: bool, speculative: bool
-    ) -> None:
         spoken: list[str] = []
+        messages: list[dict[str, Any]] = []
         for _ in range(_MAX_CASCADE):
             action = self.session.decide(user_text, first_turn=first_turn, speculative=speculative)
             user_text = ""
             if speculative or not (action.preempt or action.calls):
-                await self._speak(host, spoken)
-                await host.run_llm(action)
-                if not speculative:
-                    await host.deliver(action)
-                return
-            await host.deliver(action)
-            carried = asyncio.ensure_future(self._carry_out(host, action, spoken))
+                return self._outcome(action, spoken, messages, llm=True, speculative=speculative)
+            messages += client_messages(self.session, action)
+            carried = asyncio.ensure_future(self._carry_out(action, spoken))
             self.inflight.add(carried)
             carried.add_done_callback(self.inflight.discard)
             if not await asyncio.shield(carried):
                 break
-        await self._speak(host, spoken)
+        return self._outcome(action, spoken, messages, llm=False)  # pyright: ignore[reportPossiblyUnboundVariable]
+
+    async def complete(
+        self,
+        outcome: InferenceOutcome,
+        *,
+        acted: bool = False,
+        said: str = "",
+        record_when_heard: bool = False,
+    ) -> Completion:
+        """After the LLM's response: deliver, hand over, end; ask the question a stall left open.
+
+        Args:
+            outcome: The inference's outcome.
+            acted: The LLM called a tool in its response (the next inference sees the result).
+                When it did not, and the engine had handed it a firm steer-back directive, code
+                asks the open question itself right after the LLM's words.
+            said: What the LLM said in its response (no question is asked twice).
+            record_when_heard: The LLM's words are recorded when the host hears them (a relay
+                reports them later): the question is recorded then too (``heard``), after them.
+        """
+        if outcome.speculative:
+            return Completion()
+        messages = client_messages(self.session, outcome.action) if outcome.llm else []
+        follow_up = "" if acted else self.follow_up(outcome, said, record=not record_when_heard)
+        session = self.session
+        await session.run_exits()
+        end = session.ending and not session.ended
+        session.ended = session.ended or end
+        return Completion(tuple(messages), follow_up, end)
 
     async def settle(self) -> None:
         """Let calls started before a barge-in finish before the next decision."""
         if self.inflight:
             await asyncio.gather(*self.inflight, return_exceptions=True)
 
-    async def _carry_out(self, host: Host, action: Action, spoken: list[str]) -> bool:
+    def take_exchanges(self) -> list[Exchange]:
+        """Exchanges not handed to a host yet (a barge-in cancelled their request)."""
+        out, self._exchanges = self._exchanges, []
+        return out
+
+    def _outcome(
+        self,
+        action: Action,
+        spoken: list[str],
+        messages: list[dict[str, Any]],
+        *,
+        llm: bool,
+        speculative: bool = False,
+    ) -> InferenceOutcome:
+        say = " ".join(spoken)
+        if say and self.record_preempts:
+            self.preempted.append(say)
+            self.session.spoke(say, "preempt")
+        exchanges = self.take_exchanges()
+        return InferenceOutcome(action, say, llm, exchanges, messages, speculative)
+
+    def follow_up(self, outcome: InferenceOutcome, said: str = "", *, record: bool = True) -> str:
+        """The question code asks after an LLM response that made no tool call ("" when none).
+
+        Only when the engine handed the LLM a firm steer-back directive: the caller's words
+        could have held the answer, so the LLM ran first; it only talked, so code asks the open
+        question itself, right after the LLM's words, unless they already hold it. Recorded as
+        said (a ``preempt``).
+        """
+        if not outcome.llm or outcome.speculative or self.session.conflict is not None:
+            return ""
+        question = hard_steer_question(outcome.action)
+        if _squashed(question).lower() in _squashed(said).lower():
+            return ""  # the LLM asked it (an empty question is in any text)
+        if self.record_preempts:
+            self.preempted.append(question)
+            if record:
+                self.session.spoke(question, "preempt")
+            else:
+                self.unheard.append(question)
+        return question
+
+    def heard(self, text: str) -> bool:
+        """The host heard the bot say ``text``: True when it is engine text (nothing to record).
+
+        Engine text the host emitted is consumed in order; a follow-up question waiting to be
+        heard is recorded now, after the LLM's words it follows.
+        """
+        if not self.preempted or _squashed(self.preempted[0]) != _squashed(text):
+            return False
+        said = self.preempted.pop(0)
+        if said in self.unheard:
+            self.unheard.remove(said)
+            self.session.spoke(said, "preempt")
+        return True
+
+    async def _carry_out(self, action: Action, spoken: list[str]) -> bool:
         """Run the action's calls and collect its message; True when the engine must run again."""
         for call in action.calls:
             done = await self.session.run_call(call)
-            host.record(call, done)
+            self._exchanges.append(Exchange(call, done))
         if action.message:
             spoken.append(action.message)
         return any(c.kind != "then" for c in action.calls)
 
-    async def _speak(self, host: Host, spoken: list[str]) -> None:
-        if not spoken:
-            return
-        text = " ".join(spoken)
-        spoken.clear()
-        self.preempted.append(text)
-        self.session.spoke(text, "preempt")
-        await host.speak(text)
+
+def client_messages(session: StewardSession, action: Action) -> list[dict[str, Any]]:
+    """Checklist status messages, then the action's rich response parts, each taken once."""
+    messages = list(session.take_status())
+    parts = session.take_payloads(action)
+    if parts:
+        messages.append({"type": "steward_response", "parts": parts})
+    return messages
+
+
+def hard_steer_question(action: Action) -> str:
+    """The open question of a firm steer-back directive in ``action`` ("" when none)."""
+    for entry in action.events:
+        if entry.tag == "steer_back_hard":
+            return str(entry.data.get("msg", ""))
+    return ""
+
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())

@@ -360,6 +360,29 @@ class StewardSession:
             self.state = state
         return problem
 
+    async def handle_tool(
+        self, name: str, args: Mapping[str, Any], call_id: str | None = None
+    ) -> RecordedCall:
+        """The one entry of a tool call the model made, on every host.
+
+        The agent's own tools go through the procedure gate (``agent_tool_call``); steward tools,
+        and any other name, through ``tool_call``, which refuses what is not visible now. Both
+        check the arguments against the tool's schema before user code runs, contain what user
+        code raises and record the call in the turn.
+        """
+        if name in self.agent.llm_tools:
+            return await self.agent_tool_call(name, args, call_id)
+        return self.tool_call(name, args)
+
+    def offered(self, visible: frozenset[str]) -> frozenset[str]:
+        """The tool names a model is shown when ``visible`` steward tools are visible.
+
+        Those plus the agent's own; none once another worker took the call over.
+        """
+        if self.conflict is not None:
+            return frozenset()
+        return visible | frozenset(self.agent.llm_tools)
+
     def tool_call(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Route a steward tool the model called; a tool not visible now is refused."""
         if self.conflict is not None:

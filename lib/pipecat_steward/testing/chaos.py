@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import inspect
 import logging
 import random
@@ -24,8 +25,8 @@ from typing import Any, cast
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import ToolFn
+from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.session import StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.storage.checkpoints.contract import Identity, PayloadKind, decode_payload
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos_actors import ChaosCaller, ChaosHost, ChaosModel
@@ -97,9 +98,7 @@ class SlowStore(MemoryCheckpointStore):
 
 def session_for(agent: Agent) -> StewardSession:
     """A fresh session of the kind the players build for ``agent``."""
-    if "intents" in agent.raw:
-        return TransactionSession(agent)
-    return StewardSession(agent)
+    return open_session(agent)
 
 
 def surface_for(agent: Agent) -> AgentSurface:
@@ -175,6 +174,7 @@ def _delayed(agent: Agent, scenario: Scenario) -> Agent:
 
 
 def _late(fn: ToolFn, seconds: float) -> ToolFn:
+    @functools.wraps(fn)  # the same signature: arguments are checked as on the other paths
     async def tool(**args: Any) -> Any:
         await asyncio.sleep(seconds)
         result: Any = fn(**args)
@@ -286,6 +286,7 @@ def _recorder(name: str, fn: ToolFn, conversation: PlayedConversation) -> ToolFn
     async def later(args: dict[str, Any], pending: Any) -> Any:
         return log(args, await pending)
 
+    @functools.wraps(fn)  # the same signature: arguments are checked as on the other paths
     def tool(**args: Any) -> Any:
         result: Any = fn(**args)
         return later(args, result) if inspect.isawaitable(result) else log(args, result)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
@@ -82,9 +83,10 @@ def check(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
     surface = surface_for(agent)
     traces = conversation.traces
     found: list[Violation] = []
+    arguments = ToolArguments(agent.flow, agent.tools)
     for index, trace in enumerate(traces):
         before = traces[index - 1] if index else None
-        found += _irreversible(surface, trace, before)
+        found += _irreversible(surface, trace, before, arguments)
         found += _answered(trace)
         found += _slow(
             trace, conversation.seconds[index] if index < len(conversation.seconds) else 0
@@ -103,13 +105,21 @@ def check(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
 
 
 def _irreversible(
-    surface: AgentSurface, trace: Mapping[str, Any], before: Mapping[str, Any] | None
+    surface: AgentSurface,
+    trace: Mapping[str, Any],
+    before: Mapping[str, Any] | None,
+    arguments: ToolArguments,
 ) -> list[Violation]:
     found: list[Violation] = []
     turn = int(trace["turn"])
     acts = surface.irreversible
     ran = [(f["tool"], f["args"]) for f in trace["fired"]]
-    ran += [(c["name"], c["args"]) for c in trace["llm_calls"] if c["outcome"] != "refused"]
+    # A call refused, or answered for arguments that do not fit the tool, ran no user code.
+    ran += [
+        (c["name"], c["args"])
+        for c in trace["llm_calls"]
+        if c["outcome"] != "refused" and arguments.problem(c["name"], c["args"]) is None
+    ]
     for tool, args in ran:
         act = acts.get(tool)
         by_model = any(c["name"] == tool for c in trace["llm_calls"])

@@ -144,6 +144,7 @@ class ScriptedLLM(LLMService):
         script: Iterable[ScriptItem] = (),
         *,
         system_instruction: str | None = None,
+        admit_hidden: bool = False,
         **kwargs: Any,
     ) -> None:
         """Create the service.
@@ -151,11 +152,15 @@ class ScriptedLLM(LLMService):
         Args:
             script: The steps, one per inference; `extend` adds more later.
             system_instruction: The base system instruction (as on any LLM service).
+            admit_hidden: Send calls to tools the context does not show to the service's
+                handlers too (a real model can name a tool it was not given; the handlers answer
+                it). By default such a call is refused here and never reaches a handler.
             **kwargs: Passed to `LLMService` (e.g. `name`, `run_in_parallel`).
 
         """
         super().__init__(settings=_settings(system_instruction), **kwargs)
         self._script: list[ScriptItem] = list(script)
+        self.admit_hidden = admit_hidden
         self.inferences: list[InferenceRecord] = []
         self._pending: dict[str, tuple[InferenceRecord, int]] = {}
 
@@ -219,7 +224,7 @@ class ScriptedLLM(LLMService):
         admitted: list[FunctionCallFromLLM] = []
         for call in calls:
             call_id = call.tool_call_id or f"call_{inference.seen.index}_{len(inference.calls)}"
-            visible = call.name in inference.seen.tools
+            visible = self.admit_hidden or call.name in inference.seen.tools
             record = CallRecord(
                 name=call.name,
                 args=dict(call.args),

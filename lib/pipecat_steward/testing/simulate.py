@@ -133,7 +133,9 @@ class PipelinePlayer(ScenarioPlayer):
         self.steward = steward
         self.clock = clock
         self.model = ScriptedModel()
-        self.llm = ScriptedLLM([FunctionStep(self.model) for _ in range(_SPARE_STEPS)])
+        self.llm = ScriptedLLM(
+            [FunctionStep(self.model) for _ in range(_SPARE_STEPS)], admit_hidden=True
+        )
         steward.attach(self.llm)
         self.pipeline: TextPipeline | None = None
 
