@@ -34,13 +34,13 @@ from pipecat_steward.core.slots import Action, ToolCall
 from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
-__all__ = ["Completion", "Driver", "Exchange", "InferenceOutcome", "client_messages"]
+__all__ = ["Completion", "Driver", "ToolExchange", "InferenceOutcome", "client_messages"]
 
 _MAX_CASCADE = 20
 
 
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class ToolExchange:
     """A call the engine ran and its result: one tool-call/tool-result pair for the history."""
 
     call: ToolCall
@@ -64,7 +64,7 @@ class InferenceOutcome:
     action: Action
     say: str = ""
     llm: bool = True
-    exchanges: list[Exchange] = field(default_factory=lambda: [])
+    exchanges: list[ToolExchange] = field(default_factory=lambda: [])
     messages: list[dict[str, Any]] = field(default_factory=lambda: [])
     speculative: bool = False
 
@@ -102,7 +102,7 @@ class Driver:
         self.record_preempts = record_preempts
         self.inflight: set[asyncio.Future[bool]] = set()
         self.preempted: list[str] = []
-        self._exchanges: list[Exchange] = []
+        self._exchanges: list[ToolExchange] = []
         self.unheard: list[str] = []
 
     async def inference(
@@ -159,7 +159,7 @@ class Driver:
         if self.inflight:
             await asyncio.gather(*self.inflight, return_exceptions=True)
 
-    def take_exchanges(self) -> list[Exchange]:
+    def take_exchanges(self) -> list[ToolExchange]:
         """Exchanges not handed to a host yet (a barge-in cancelled their request)."""
         out, self._exchanges = self._exchanges, []
         return out
@@ -219,7 +219,7 @@ class Driver:
         """Run the action's calls and collect its message; True when the engine must run again."""
         for call in action.calls:
             done = await self.session.run_call(call)
-            self._exchanges.append(Exchange(call, done))
+            self._exchanges.append(ToolExchange(call, done))
         if action.message:
             spoken.append(action.message)
         return any(c.kind != "then" for c in action.calls)
