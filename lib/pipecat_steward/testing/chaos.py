@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import inspect
 import logging
 import random
@@ -185,7 +186,7 @@ def _late(fn: ToolFn, seconds: float) -> ToolFn:
         result: Any = fn(**args)
         return await result if inspect.isawaitable(result) else result
 
-    return cast(ToolFn, tool)
+    return cast(ToolFn, functools.update_wrapper(tool, fn))
 
 
 async def generate(
@@ -295,7 +296,8 @@ def _recorder(name: str, fn: ToolFn, conversation: Conversation) -> ToolFn:
         result: Any = fn(**args)
         return later(args, result) if inspect.isawaitable(result) else log(args, result)
 
-    return cast(ToolFn, tool)
+    # A wrapper takes what the tool takes: the argument check must see the same signature.
+    return cast(ToolFn, functools.update_wrapper(tool, fn))
 
 
 class _ListHandler(logging.Handler):
