@@ -109,6 +109,9 @@ class StewardSession:
         self.script = ""
         self.heard = ""
         """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
+        self._handed: tuple[int, int] | None = None
+        self.bot_said = ""
+        """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.result_riders: list[Callable[[], str | None]] = []
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
@@ -147,9 +150,9 @@ class StewardSession:
         removed); words that are only whitespace start no turn.
         """
         user_text = user_text.strip()
-        if user_text and not speculative:
+        if not speculative and self.opens_turn(user_text):
             self.heard = user_text  # the engine reads the clear words; the record does not keep them
-            self.turns.append(TurnRecord(self.secrets.hear(user_text)))
+            self.turns.append(TurnRecord(self.secrets.hear(user_text) if user_text else ""))
         if self.conflict is not None:
             return self.held(speculative=speculative)
         result = step(
@@ -171,10 +174,27 @@ class StewardSession:
             if escalated:
                 explicit = any(c.kind == "then" for c in action.calls)
                 self._handover("escalation", action.message, {}, explicit)
-            self.last_action = action
+            self.handed(action)
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
         return action
+
+    def opens_turn(self, user_text: str) -> bool:
+        """Whether an inference starts a caller turn (a blank one too, and its own record).
+
+        It does when words were heard, or when the model's previous inference called no tool
+        since: only a tool call's result asks for a re-inference within a turn.
+        """
+        return bool(user_text) or self._handed == self._llm_mark()
+
+    def handed(self, action: Action) -> None:
+        """Note the action an inference ended on: the turn goes on after the calls it asks for."""
+        self.last_action = action
+        carries_on = any(c.kind != "then" for c in action.calls)
+        self._handed = None if carries_on else self._llm_mark()
+
+    def _llm_mark(self) -> tuple[int, int] | None:
+        return (len(self.turns), len(self.turns[-1].llm_calls)) if self.turns else None
 
     async def run_call(self, call: ToolCall) -> Call:
         """Run a call an action asked for and route its result into the state."""
@@ -208,6 +228,8 @@ class StewardSession:
             "turns_done": self.turns_done,
             "script": self.script,
         }
+        if self.bot_said:
+            data["bot_said"] = self.bot_said
         if self.supervisor is not None:
             data["procedures"] = self.supervisor.state.to_dict()
         return data
@@ -217,6 +239,7 @@ class StewardSession:
         self.state = SessionState.from_json(str(data["state"]))
         self.turns_done = int(data.get("turns_done", 0))
         self.script = str(data.get("script", ""))
+        self.bot_said = str(data.get("bot_said", ""))
         if self.supervisor is not None and "procedures" in data:
             self.supervisor.state = ProcedureState.from_dict(data["procedures"])
 
@@ -256,7 +279,7 @@ class StewardSession:
             phase="terminal", status="in_progress", directive=CONFLICT_DIRECTIVE, suffix=suffix
         )
         if not speculative:
-            self.last_action = action
+            self.handed(action)
             self.turn.actions.append(action)
         return action
 
@@ -368,6 +391,7 @@ class StewardSession:
                 args,
                 user_text=self.heard,
                 check_visible=False,
+                bot_text=self.bot_said,
             )
             self.state = routed.state
             self._sync()
@@ -517,7 +541,8 @@ class StewardSession:
 
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
-        self.turn.bot.append(BotUtterance(self.secrets.redact(text), source))
+        self.bot_said = self.secrets.redact(text)
+        self.turn.bot.append(BotUtterance(self.bot_said, source))
 
     @property
     def secrets(self) -> SessionSecrets:

@@ -130,6 +130,9 @@ class TransactionSession(StewardSession):
         if speculative:
             return self._llm(self._directive_text())
         user_text = user_text.strip()
+        if not user_text and self.opens_turn(user_text):
+            self.heard = ""
+            self.turns.append(TurnRecord(""))  # a blank caller turn is a turn of its own
         if user_text:
             action = self._caller_turn(user_text)
         elif self._calls:
@@ -137,7 +140,7 @@ class TransactionSession(StewardSession):
         else:
             action = self._next()
         self._sync_topic()
-        self.last_action = action
+        self.handed(action)
         self.turn.actions.append(action)
         self.turn.events.extend(action.events)
         return action

@@ -12,7 +12,8 @@ Names (``INVARIANTS``):
 - ``escaped_exception``: an exception (or a hang) escaped the engine's loop.
 - ``unanswered_turn``: a caller turn in a live conversation got no reply.
 - ``slow_turn``: a caller turn took longer than ``TURN_BOUND_S`` (a stalled executor).
-- ``slot_regression``: a settled answer changed on a turn that carried no new content.
+- ``slot_regression``: a settled answer changed on a turn that carried no new content (a
+  blank turn, a hesitation, or a bare yes to anything but a value the bot offered).
 - ``declined_reasked``: a slot the caller declined was asked for again.
 - ``sensitive_leak``: the sensitive canary appeared in a trace or a log line.
 - ``checkpoint_roundtrip``: a checkpoint did not restore to an identical state.
@@ -208,15 +209,23 @@ def _regression(
     cleared = {s for f in trace["fired"] if not f["ok"] for s in surface.clears.get(f["tool"], ())}
     found: list[Violation] = []
     quiet = not carries_content(str(trace["user"]))
+    offered = " ".join(b["text"] for t in (before, trace) for b in t["bot"]).lower()
     for name, old in earlier.items():
         new = slots.get(name) or {"status": "empty", "value": None}
         kept = new["status"] == "filled" and new["value"] == old["value"]
-        if quiet and old["status"] == "filled" and name not in cleared and not kept:
+        # A bare yes accepts a value the bot's words offered (its read-back or question).
+        accepted = is_plain_affirmation(str(trace["user"])) and _offered(new["value"], offered)
+        excused = not quiet or accepted or name in cleared
+        if old["status"] == "filled" and not kept and not excused:
             detail = f"{name}: {old['value']!r} -> {new['status']} {new['value']!r}"
             found.append(Violation("slot_regression", turn, f"{detail} on {trace['user']!r}"))
         if old["status"] == "declined" and new["status"] == "declined" and name in trace["asks"]:
             found.append(Violation("declined_reasked", turn, f"{name} asked again"))
     return found
+
+
+def _offered(value: Any, said: str) -> bool:
+    return value is not None and str(value).strip() != "" and str(value).lower() in said
 
 
 def _leaks(trace: Mapping[str, Any], canary: str) -> list[Violation]:
