@@ -28,9 +28,6 @@ BOTS = ("bella_notte", "lead_capture", "order_desk", "clinic")
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "chaos").glob("*/*.yaml"))
 
 ENFORCED_INVARIANTS: frozenset[str] = frozenset(INVARIANTS) - {
-    "slot_regression",  # correct_slot overwrites a settled answer on a bare "that's right"
-    "slow_turn",  # a stalled agent tool (not a task) holds the caller's turn
-    "resume_divergence",  # a resumed clinic call can decide differently from the unbroken one
     "path_disagreement",  # the direct driver plays past refused calls; the pipeline stops
 }
 """The invariants that must hold today; make it ``frozenset(INVARIANTS)`` once all do."""

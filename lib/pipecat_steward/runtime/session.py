@@ -44,6 +44,7 @@ from pipecat_steward.core.variables import coerce
 from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.deadlines import deadline
 from pipecat_steward.runtime.dispatch import dispatch
 from pipecat_steward.runtime.handover import (
     Handover,
@@ -313,15 +314,12 @@ class StewardSession:
             return False
         return True
 
-    def _deadline(self, call: ToolCall) -> float | None:
+    def _deadline(self, call: ToolCall) -> float:
         """The task's execution deadline (the session's override first)."""
-        if self.task_timeout_s is not None:
-            return self.task_timeout_s
-        task = self.agent.flow.task.get(call.task or "")
-        return task.config.timeout_s if task is not None else None
+        return deadline(self.agent, call.name, task=call.task, override=self.task_timeout_s)
 
     async def invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one of the agent's functions with every guard of an engine call (no deadline)."""
+        """Run one of the agent's functions with every guard of an engine call (its deadline too)."""
         return await self._invoke(name, args)
 
     async def _invoke(
@@ -329,13 +327,15 @@ class StewardSession:
     ) -> dict[str, Any]:
         """Run one of the agent's functions (sync or async); whatever it raises is contained.
 
-        A call is cut off after ``timeout`` seconds and answered as a ``timeout`` error; its
-        late result is dropped. A synchronous function runs in a thread, so a blocking backend
+        A call is cut off after ``timeout`` seconds (by default its ``deadline``) and answered
+        as a ``timeout`` error; its late result is dropped. A synchronous function runs in a thread, so a blocking backend
         never stalls the call's audio (the thread finishes on its own; its result is ignored).
         """
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
+        if timeout is None:
+            timeout = deadline(self.agent, name, override=self.task_timeout_s)
         try:
             running = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
             result = await asyncio.wait_for(_awaited(running), timeout)
@@ -343,7 +343,13 @@ class StewardSession:
                 result = await asyncio.wait_for(_awaited(result), timeout)
         except TimeoutError:
             _log.warning("tool %s gave no result within %ss; it takes its failure path", name, timeout)
-            result = {"error": True, "error_code": "timeout", "timeout_s": timeout}
+            result = {
+                "error": True,
+                "error_code": "timeout",
+                "timeout_s": timeout,
+                "message": f"{name} gave no result within {timeout:g} s and was not waited for: "
+                "its outcome is unknown. Do not say it succeeded.",
+            }
         except Exception as exc:
             _log.exception("tool %s raised; the call takes its failure path", name)
             result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}

@@ -53,6 +53,10 @@ __all__ = [
 TURN_BOUND_S = 5.0
 """A caller turn that takes longer than this has hung (the direct driver needs milliseconds)."""
 
+DEADLINE_S = 0.5
+"""The deadline of every agent function in a chaos run (a scenario's ``task_timeout_s`` wins):
+the several calls one turn may make to a stalled backend stay within ``TURN_BOUND_S``."""
+
 
 @dataclass
 class Conversation:
@@ -244,7 +248,9 @@ async def play(
     backed = _recorded(scripted_backend(_delayed(agent, scenario), timely), surface, conversation)
     store = SlowStore(0.001 if slow else 0.0)
     identity = Identity("chaos", agent.name, scenario.name)
-    plain = scenario.model_copy(update={"backend": {}})
+    plain = scenario.model_copy(
+        update={"backend": {}, "task_timeout_s": scenario.task_timeout_s or DEADLINE_S}
+    )
     plain.turns = scenario.turns  # the same list: turns the caller appends are played
 
     clock = [time.perf_counter()]
