@@ -43,6 +43,7 @@ CASES: list[tuple[str, str, str, Any, bool]] = [
     (READBACK, "hmm, let me think", "party", 6, False),
     (READBACK, "hold on a second", "day", "2026-07-20", False),
     (READBACK, "not sure", "email", "bob@example.com", False),
+    (READBACK, "not sure", "email", "not-an-email", False),
     ("", "um, well", "party", 6, False),
     ("Shall I make it 6 instead?", "yes please", "party", 6, True),
     ("Would 5 pm on the 20th work?", "that works", "day", "2026-07-20", True),

@@ -93,7 +93,8 @@ def supports_correction(
 def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
     """Whether ``text`` names a word or number of ``value`` that no ``held`` value has."""
     said = {_normal(t) for t in _tokens(text)}
-    old = {t for v in held if v is not None for t in _value_tokens(v)}
+    # Small words ("not" of "not-an-email" in "not sure") name nothing.
+    old = {t for v in held if v is not None for t in _value_tokens(v)} | HESITATION
     return any(t in said and (len(t) > 1 or t.isdigit()) for t in _value_tokens(value) - old)
 
 
