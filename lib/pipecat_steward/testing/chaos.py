@@ -43,6 +43,7 @@ __all__ = [
     "DELAY_KEY",
     "Conversation",
     "SlowStore",
+    "faulted",
     "generate",
     "play",
     "session_for",
@@ -174,6 +175,17 @@ def without_delays(scenario: Scenario) -> Scenario:
     """``scenario`` with its late executors answering on time (for players that cannot delay)."""
     backend = {t: r for t, r in scenario.backend.items() if not (r and DELAY_KEY in r[0])}
     return scenario.model_copy(update={"backend": backend})
+
+
+def faulted(agent: Agent, scenario: Scenario) -> tuple[Agent, Scenario]:
+    """``agent`` and ``scenario`` as every replay plays them: late tools late, under the deadline.
+
+    A resumed or pipeline replay of a conversation must meet the same stalled backend the
+    conversation met, or a call the deadline cut off there succeeds here.
+    """
+    timely = without_delays(scenario)
+    deadline_s = scenario.task_timeout_s or DEADLINE_S
+    return _delayed(agent, scenario), timely.model_copy(update={"task_timeout_s": deadline_s})
 
 
 def _delayed(agent: Agent, scenario: Scenario) -> Agent:

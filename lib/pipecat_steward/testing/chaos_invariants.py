@@ -36,6 +36,7 @@ from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos import (
     TURN_BOUND_S,
     Conversation,
+    faulted,
     session_for,
     surface_for,
     without_delays,
@@ -277,7 +278,8 @@ def decisions(traces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 async def check_resume(agent: Agent, conversation: Conversation, cut: int) -> list[Violation]:
     """Resume after turn ``cut`` from a checkpoint: the rest must decide as the unbroken run."""
-    scenario, done = without_delays(conversation.scenario), conversation.traces
+    agent, scenario = faulted(agent, conversation.scenario)
+    done = conversation.traces
     if conversation.error is not None or not 0 < cut < len(done):
         return []
     store = MemoryCheckpointStore()
