@@ -69,6 +69,7 @@ class Conversation:
         payloads: The checkpoint saved after each completed turn.
         seconds: How long each completed turn took.
         backend: Every invocation of an irreversible tool: ``(tool, args, result)``.
+        invoked: The caller turn (1-based) and the tool of each of those invocations.
         logs: Log lines emitted while it ran.
         error: The exception that escaped the driver, or ``"timeout"``; None when none did.
         canary: The sensitive value planted in the conversation.
@@ -79,6 +80,7 @@ class Conversation:
     payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
     seconds: list[float] = field(default_factory=lambda: [])
     backend: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=lambda: [])
+    invoked: list[tuple[int, str]] = field(default_factory=lambda: [])
     logs: list[str] = field(default_factory=lambda: [])
     error: str | None = None
     canary: str = ""
@@ -311,6 +313,7 @@ def _recorder(name: str, fn: ToolFn, conversation: Conversation) -> ToolFn:
         return log(args, await pending)
 
     def tool(**args: Any) -> Any:
+        conversation.invoked.append((len(conversation.traces) + 1, name))
         result: Any = fn(**args)
         return later(args, result) if inspect.isawaitable(result) else log(args, result)
 

@@ -86,7 +86,8 @@ def check(agent: Agent, conversation: Conversation) -> list[Violation]:
     found: list[Violation] = []
     for index, trace in enumerate(traces):
         before = traces[index - 1] if index else None
-        found += _irreversible(surface, trace, before)
+        invoked = {tool for turn, tool in conversation.invoked if turn == trace["turn"]}
+        found += _irreversible(surface, trace, before, invoked)
         found += _answered(trace)
         found += _slow(
             trace, conversation.seconds[index] if index < len(conversation.seconds) else 0
@@ -105,13 +106,17 @@ def check(agent: Agent, conversation: Conversation) -> list[Violation]:
 
 
 def _irreversible(
-    surface: AgentSurface, trace: Mapping[str, Any], before: Mapping[str, Any] | None
+    surface: AgentSurface,
+    trace: Mapping[str, Any],
+    before: Mapping[str, Any] | None,
+    invoked: set[str],
 ) -> list[Violation]:
     found: list[Violation] = []
     turn = int(trace["turn"])
     acts = surface.irreversible
     ran = [(f["tool"], f["args"]) for f in trace["fired"]]
-    ran += [(c["name"], c["args"]) for c in trace["llm_calls"] if c["outcome"] != "refused"]
+    # A model call ran when the backend saw it (not one refused or answered bad_arguments).
+    ran += [(c["name"], c["args"]) for c in trace["llm_calls"] if c["name"] in invoked]
     for tool, args in ran:
         act = acts.get(tool)
         by_model = any(c["name"] == tool for c in trace["llm_calls"])
