@@ -1,8 +1,8 @@
 """Chaos: seeded adversarial conversations against the example bots must break no invariant.
 
-``ENFORCED_INVARIANTS`` is the set the smoke run and the shrunk regression scenarios enforce.
-The others are still checked and counted; a counterexample of a non-enforced invariant marks its
-regression scenario as an expected failure. Once every invariant holds, make it ``INVARIANTS``.
+``ENFORCED_INVARIANTS`` is the set the smoke run and the shrunk regression scenarios enforce
+(today every invariant). An invariant left out of it is still checked and counted, and a
+counterexample of it marks its regression scenario as an expected failure.
 """
 
 from __future__ import annotations
@@ -27,12 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BOTS = ("bella_notte", "lead_capture", "order_desk", "clinic")
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "chaos").glob("*/*.yaml"))
 
-ENFORCED_INVARIANTS: frozenset[str] = frozenset(INVARIANTS) - {
-    "slot_regression",  # correct_slot overwrites a settled answer on a bare "that's right"
-    "slow_turn",  # a stalled agent tool (not a task) holds the caller's turn
-    "resume_divergence",  # a resumed clinic call can decide differently from the unbroken one
-}
-"""The invariants that must hold today; make it ``frozenset(INVARIANTS)`` once all do."""
+ENFORCED_INVARIANTS: frozenset[str] = frozenset(INVARIANTS)
+"""Every invariant holds; a new invariant may start outside this set until it does."""
 
 
 @pytest.mark.parametrize("bot", BOTS)

@@ -221,7 +221,8 @@ def _dialogue(*user_frames: tuple[str, dict[str, str], dict[str, str] | None]) -
     """A Toy_1 dialogue: per user turn (intent, gold values, the next system turn's call)."""
     turns: list[dict[str, Any]] = []
     for intent, values, call in user_frames:
-        turns.append({"speaker": "USER", "utterance": "…", "frames": [_frame(intent, values)]})
+        said = ", ".join(values.values()) or "…"  # the caller names the values
+        turns.append({"speaker": "USER", "utterance": said, "frames": [_frame(intent, values)]})
         turns.append(_system(call, intent))
     return {"dialogue_id": "toy_2", "services": ["Toy_1"], "turns": turns}
 

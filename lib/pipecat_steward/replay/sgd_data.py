@@ -72,6 +72,8 @@ class GoldTurn:
     utterance: str
     frames: tuple[GoldFrame, ...]
     calls: tuple[GoldCall, ...]
+    offered: str = ""
+    """What the system said just before (a bare yes accepts what it offered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,8 @@ def parse_dialogue(raw: Mapping[str, Any]) -> Dialogue:
             frames.append(parsed)
             multi += conflicts
         calls = _calls(turns[i + 1]) if i + 1 < len(turns) else ()
-        gold.append(GoldTurn(i, str(turn["utterance"]), tuple(frames), calls))
+        offered = str(turns[i - 1].get("utterance", "")) if i else ""
+        gold.append(GoldTurn(i, str(turn["utterance"]), tuple(frames), calls, offered))
     return Dialogue(str(raw["dialogue_id"]), tuple(raw["services"]), tuple(gold), multi)
 
 

@@ -103,6 +103,8 @@ class Replayer:
 
     def _play(self, dialogue_id: str, turn: GoldTurn, frame: GoldFrame, session: _Session) -> None:
         calls = self._plan(frame, session)
+        if turn.offered:  # the system's words, as the bot said them: a yes accepts their offer
+            session.conversation.session.spoke(turn.offered, "llm")
         record = session.conversation.turn(
             turn.utterance, [Inference(calls=calls)] if calls else []
         )

@@ -67,6 +67,7 @@ class _Payload(_Strict):
     state: str
     turns_done: Count
     script: str
+    bot_said: str | None = None
     procedures: _Procedures | None = None
     transactions: str | None = None
     topic: str | None = None

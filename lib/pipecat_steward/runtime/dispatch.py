@@ -25,11 +25,13 @@ from pipecat_steward.core.slots import (
 )
 from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.arguments import ToolParams, argument_problem
 
 __all__ = ["ToolFn", "contained", "dispatch", "run_validator"]
 
 ToolFn = Callable[..., Mapping[str, Any]]
 _log = logging.getLogger(__name__)
+_CORRECT = ToolParams({"slot": {"type": "string"}, "value": {"type": "string"}}, ("slot", "value"))
 
 
 def run_validator(
@@ -71,11 +73,13 @@ def dispatch(
     *,
     user_text: str = "",
     check_visible: bool = True,
+    bot_text: str = "",
 ) -> Routed:
     """Run a steward-managed tool call and route its result into state.
 
     Returns a refusal (``ok=False``, ``error_code='not_available'``) for a tool that is not
-    visible now, as a real model could never have called it.
+    visible now, as a real model could never have called it. ``user_text`` is the caller's
+    words this turn and ``bot_text`` what the bot said last: a correction needs them.
     """
     if check_visible and name not in visible_tools(flow, state, fresh_pending=False):
         return Routed(state, False, {"error": True, "error_code": "not_available"})
@@ -86,19 +90,25 @@ def dispatch(
     if name == "decline_slot":
         return decline_slot(flow, state, str(args.get("slot", "")), user_text)
     if name == "correct_slot":
-        return _correct(flow, state, tools, args)
+        return _correct(flow, state, tools, args, (user_text, bot_text))
     if name in flow.setters:
         return route_setter(flow, state, name, run_validator(flow, tools, name, args), user_text)
     return Routed(state, False, {"error": True, "error_code": "unknown_tool"})
 
 
 def _correct(
-    flow: CompiledFlow, state: SessionState, tools: Mapping[str, ToolFn], args: Mapping[str, Any]
+    flow: CompiledFlow,
+    state: SessionState,
+    tools: Mapping[str, ToolFn],
+    args: Mapping[str, Any],
+    words: tuple[str, str],
 ) -> Routed:
     name = str(args.get("slot", ""))
     slot = flow.slot.get(name)
     if slot is None or not slot.config.setter:
         return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
+    if args.get("value") is None:  # never the validator's: it could store the text "None"
+        return Routed(state, False, argument_problem("correct_slot", _CORRECT, args) or {})
     field = slot.config.setter_field
     call_args = {field: args.get("value")} if field else {"value": args.get("value")}
     if tools.get(slot.config.setter) is not None and not field:
@@ -114,7 +124,7 @@ def _correct(
                 "error_code": str((result.get("field_errors") or {}).get(field, "invalid")),
             }
         )
-    return correct_slot(flow, state, name, result)
+    return correct_slot(flow, state, name, result, *words)
 
 
 def _single_arg(fn: ToolFn, value: Any) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.deadlines import deadline
 from pipecat_steward.runtime.dispatch import dispatch
 from pipecat_steward.runtime.handover import (
     Handover,
@@ -112,6 +113,9 @@ class StewardSession:
         """The caller's words this turn, in clear, for the engine (records keep them redacted)."""
         self.oversight = oversight or Oversight(judge)
         """Where the monitor plugs in its judge and riders (given, never set from outside)."""
+        self._handed: tuple[int, int] | None = None
+        self.bot_said = ""
+        """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.state = state or SessionState()
         self.rng: Chooser = rng or random.Random(0)
         self.event_data = dict(event_data or {})
@@ -158,10 +162,10 @@ class StewardSession:
         removed); words that are only whitespace start no turn.
         """
         user_text = user_text.strip()
-        if user_text and not speculative:
+        if not speculative and self.opens_turn(user_text):
             self.heard = user_text  # the engine reads the clear words; the record does not keep them
             self.caller_turns.taken()
-            self.turns.append(TurnRecord(self.secrets.hear(user_text)))
+            self.turns.append(TurnRecord(self.secrets.hear(user_text) if user_text else ""))
         if self.conflict is not None:
             return self.held(speculative=speculative)
         result = step(
@@ -182,10 +186,27 @@ class StewardSession:
             if escalated:
                 explicit = any(c.kind == "then" for c in action.calls)
                 self._handover("escalation", action.message, {}, explicit)
-            self.last_action = action
+            self.handed(action)
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
         return action
+
+    def opens_turn(self, user_text: str) -> bool:
+        """Whether an inference starts a caller turn (a blank one too, and its own record).
+
+        It does when words were heard, or when the model's previous inference called no tool
+        since: only a tool call's result asks for a re-inference within a turn.
+        """
+        return bool(user_text) or self._handed == self._llm_mark()
+
+    def handed(self, action: Action) -> None:
+        """Note the action an inference ended on: the turn goes on after the calls it asks for."""
+        self.last_action = action
+        carries_on = any(c.kind != "then" for c in action.calls)
+        self._handed = None if carries_on else self._llm_mark()
+
+    def _llm_mark(self) -> tuple[int, int] | None:
+        return (len(self.turns), len(self.turns[-1].llm_calls)) if self.turns else None
 
     async def run_call(self, call: ToolCall) -> RecordedCall:
         """Run a call an action asked for and route its result into the state."""
@@ -219,6 +240,8 @@ class StewardSession:
             "turns_done": self.turns_done,
             "script": self.script,
         }
+        if self.bot_said:
+            data["bot_said"] = self.bot_said
         if self.supervisor is not None:
             data["procedures"] = self.supervisor.state.to_dict()
         return data
@@ -228,6 +251,7 @@ class StewardSession:
         self.state = SessionState.from_json(str(data["state"]))
         self.turns_done = int(data.get("turns_done", 0))
         self.script = str(data.get("script", ""))
+        self.bot_said = str(data.get("bot_said", ""))
         if self.supervisor is not None and "procedures" in data:
             self.supervisor.state = ProcedureState.from_dict(data["procedures"])
 
@@ -267,7 +291,7 @@ class StewardSession:
             phase="terminal", status="in_progress", directive=CONFLICT_DIRECTIVE, suffix=suffix
         )
         if not speculative:
-            self.last_action = action
+            self.handed(action)
             self.turn.actions.append(action)
         return action
 
@@ -301,15 +325,12 @@ class StewardSession:
             return False
         return True
 
-    def _deadline(self, call: ToolCall) -> float | None:
+    def _deadline(self, call: ToolCall) -> float:
         """The task's execution deadline (the session's override first)."""
-        if self.task_timeout_s is not None:
-            return self.task_timeout_s
-        task = self.agent.flow.task.get(call.task or "")
-        return task.config.timeout_s if task is not None else None
+        return deadline(self.agent, call.name, task=call.task, override=self.task_timeout_s)
 
     async def invoke(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one of the agent's functions with every guard of an engine call (no deadline)."""
+        """Run one of the agent's functions with every guard of an engine call (its deadline too)."""
         return await self._invoke(name, args)
 
     async def _invoke(
@@ -317,13 +338,15 @@ class StewardSession:
     ) -> dict[str, Any]:
         """Run one of the agent's functions (sync or async); whatever it raises is contained.
 
-        A call is cut off after ``timeout`` seconds and answered as a ``timeout`` error; its
-        late result is dropped. A synchronous function runs in a thread, so a blocking backend
+        A call is cut off after ``timeout`` seconds (by default its ``deadline``) and answered
+        as a ``timeout`` error; its late result is dropped. A synchronous function runs in a thread, so a blocking backend
         never stalls the call's audio (the thread finishes on its own; its result is ignored).
         """
         fn = self.agent.tools.get(name)
         if fn is None:
             return {"error": True, "error_code": "missing_tool", "tool": name}
+        if timeout is None:
+            timeout = deadline(self.agent, name, override=self.task_timeout_s)
         try:
             running = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
             result = await asyncio.wait_for(_awaited(running), timeout)
@@ -331,7 +354,13 @@ class StewardSession:
                 result = await asyncio.wait_for(_awaited(result), timeout)
         except TimeoutError:
             _log.warning("tool %s gave no result within %ss; it takes its failure path", name, timeout)
-            result = {"error": True, "error_code": "timeout", "timeout_s": timeout}
+            result = {
+                "error": True,
+                "error_code": "timeout",
+                "timeout_s": timeout,
+                "message": f"{name} gave no result within {timeout:g} s and was not waited for: "
+                "its outcome is unknown. Do not say it succeeded.",
+            }
         except Exception as exc:
             _log.exception("tool %s raised; the call takes its failure path", name)
             result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
@@ -402,6 +431,7 @@ class StewardSession:
                 args,
                 user_text=self.heard,
                 check_visible=False,
+                bot_text=self.bot_said,
             )
             self.state = routed.state
             self._sync()
@@ -551,7 +581,8 @@ class StewardSession:
 
     def spoke(self, text: str, source: Source) -> None:
         """Record something the bot said this turn (``llm``, ``preempt``, ``announce``, ``note``)."""
-        self.turn.bot.append(BotUtterance(self.secrets.redact(text), source))
+        self.bot_said = self.secrets.redact(text)
+        self.turn.bot.append(BotUtterance(self.bot_said, source))
 
     @property
     def secrets(self) -> SessionSecrets:

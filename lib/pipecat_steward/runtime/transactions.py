@@ -136,6 +136,9 @@ class TransactionSession(StewardSession):
             ctx = self._context()
             return to_action(ctx, self.desk, prompt_model(ctx, self.desk))[1]
         user_text = user_text.strip()
+        if not user_text and self.opens_turn(user_text):
+            self.heard = ""
+            self.turns.append(TurnRecord(""))  # a blank caller turn is a turn of its own
         if user_text:
             self.turns.append(TurnRecord(user_text))
             self.caller_turns.taken()
@@ -148,7 +151,7 @@ class TransactionSession(StewardSession):
             turned = continue_turn(ctx, self.desk)
         self.desk, action = to_action(ctx, turned.desk, turned.next)
         self._sync_topic()
-        self.last_action = action
+        self.handed(action)
         self.turn.actions.append(action)
         self.turn.events.extend(action.events)
         return action

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,18 +36,19 @@ def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]])
     """The agent with the scenario's scripted backend answers in place of its tools."""
     tools: dict[str, ToolFn] = dict(agent.tools)
     for name, answers in scripted.items():
-        tools[name] = _replayer(name, list(answers))
+        tools[name] = _replayer(name, list(answers), agent.tools.get(name))
     return dataclasses.replace(agent, tools=tools)
 
 
-def _replayer(name: str, answers: list[dict[str, Any]]) -> ToolFn:
+def _replayer(name: str, answers: list[dict[str, Any]], like: ToolFn | None = None) -> ToolFn:
     def tool(**_: Any) -> Any:
         if not answers:
             raise RuntimeError(f"scenario backend for {name!r} has no more results")
         answer = answers.pop(0) if len(answers) > 1 else dict(answers[0])
         return _behave(answer) if is_behaviour(answer) else answer
 
-    return tool
+    # The stand-in takes what the real tool takes, so its calls are checked alike.
+    return functools.update_wrapper(tool, like) if like is not None else tool
 
 
 def is_behaviour(answer: Mapping[str, Any]) -> bool:

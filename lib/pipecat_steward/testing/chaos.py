@@ -43,6 +43,7 @@ __all__ = [
     "DELAY_KEY",
     "PlayedConversation",
     "SlowStore",
+    "faulted",
     "generate",
     "play",
     "session_for",
@@ -52,6 +53,10 @@ __all__ = [
 
 TURN_BOUND_S = 5.0
 """A caller turn that takes longer than this has hung (the direct driver needs milliseconds)."""
+
+DEADLINE_S = 0.5
+"""The deadline of every agent function in a chaos run (a scenario's ``task_timeout_s`` wins):
+the several calls one turn may make to a stalled backend stay within ``TURN_BOUND_S``."""
 
 
 @dataclass
@@ -64,6 +69,7 @@ class PlayedConversation:
         payloads: The checkpoint saved after each completed turn.
         seconds: How long each completed turn took.
         backend: Every invocation of an irreversible tool: ``(tool, args, result)``.
+        invoked: The caller turn (1-based) and the tool of each of those invocations.
         logs: Log lines emitted while it ran.
         error: The exception that escaped the driver, or ``"timeout"``; None when none did.
         canary: The sensitive value planted in the conversation.
@@ -74,6 +80,7 @@ class PlayedConversation:
     payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
     seconds: list[float] = field(default_factory=lambda: [])
     backend: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=lambda: [])
+    invoked: list[tuple[int, str]] = field(default_factory=lambda: [])
     logs: list[str] = field(default_factory=lambda: [])
     error: str | None = None
     canary: str = ""
@@ -165,6 +172,17 @@ def without_delays(scenario: Scenario) -> Scenario:
     return scenario.model_copy(update={"backend": backend})
 
 
+def faulted(agent: Agent, scenario: Scenario) -> tuple[Agent, Scenario]:
+    """``agent`` and ``scenario`` as every replay plays them: late tools late, under the deadline.
+
+    A resumed or pipeline replay of a conversation must meet the same stalled backend the
+    conversation met, or a call the deadline cut off there succeeds here.
+    """
+    timely = without_delays(scenario)
+    deadline_s = scenario.task_timeout_s or DEADLINE_S
+    return _delayed(agent, scenario), timely.model_copy(update={"task_timeout_s": deadline_s})
+
+
 def _delayed(agent: Agent, scenario: Scenario) -> Agent:
     tools: dict[str, ToolFn] = dict(agent.tools)
     for name, results in scenario.backend.items():
@@ -180,7 +198,7 @@ def _late(fn: ToolFn, seconds: float) -> ToolFn:
         result: Any = fn(**args)
         return await result if inspect.isawaitable(result) else result
 
-    return cast(ToolFn, tool)
+    return cast(ToolFn, functools.update_wrapper(tool, fn))
 
 
 async def generate(
@@ -238,7 +256,9 @@ async def play(
     backed = _recorded(scripted_backend(_delayed(agent, scenario), timely), surface, conversation)
     store = SlowStore(0.001 if slow else 0.0)
     identity = Identity("chaos", agent.name, scenario.name)
-    plain = scenario.model_copy(update={"backend": {}})
+    plain = scenario.model_copy(
+        update={"backend": {}, "task_timeout_s": scenario.task_timeout_s or DEADLINE_S}
+    )
     plain.turns = scenario.turns  # the same list: turns the caller appends are played
 
     clock = [time.perf_counter()]
@@ -288,10 +308,12 @@ def _recorder(name: str, fn: ToolFn, conversation: PlayedConversation) -> ToolFn
 
     @functools.wraps(fn)  # the same signature: arguments are checked as on the other paths
     def tool(**args: Any) -> Any:
+        conversation.invoked.append((len(conversation.traces) + 1, name))
         result: Any = fn(**args)
         return later(args, result) if inspect.isawaitable(result) else log(args, result)
 
-    return cast(ToolFn, tool)
+    # A wrapper takes what the tool takes: the argument check must see the same signature.
+    return cast(ToolFn, functools.update_wrapper(tool, fn))
 
 
 class _ListHandler(logging.Handler):

@@ -24,6 +24,7 @@ from pipecat_steward.testing.script import Call, Say, Step
 
 __all__ = [
     "FILLERS",
+    "HESITATIONS",
     "ChaosHost",
     "PLAIN_AFFIRMATIONS",
     "ChaosCaller",
@@ -35,16 +36,17 @@ __all__ = [
 PLAIN_AFFIRMATIONS = ("yes", "yeah", "yes please", "that's right", "correct", "sounds good", "yep")
 """Affirmations that carry nothing else: the only words that confirm under the strict rule."""
 
+HESITATIONS = ("hmm, let me think", "not sure", "hold on a second")
+"""Turns that only hold the floor: they carry nothing that could change an answer."""
+
 FILLERS = (
-    "hmm, let me think",
-    "not sure",
+    *HESITATIONS,
     "what are your opening hours?",
     "do you have parking?",
     "did you see the game last night?",
     "my cat just walked over the keyboard",
-    "hold on a second",
 )
-"""Turns that give no value and change no answer (deflections, questions, off-topic talk)."""
+"""Turns that give no value (hesitations, deflections, questions, off-topic talk)."""
 
 _REFUSALS = ("no", "I'd rather not say", "skip that", "no thanks", "I don't want to give that")
 _CLAIMS = (
@@ -69,9 +71,13 @@ def is_plain_affirmation(text: str) -> bool:
 
 
 def carries_content(text: str) -> bool:
-    """True when ``text`` may legitimately change an answer (not empty, a filler or a bare yes)."""
+    """True when ``text`` may legitimately change an answer (not empty, a hesitation or a bare yes).
+
+    Questions and off-topic talk carry words: whether they change an answer ("could you do so
+    please?" after an offer) is the model's reading of language, not a rule code can check.
+    """
     norm = _norm(text)
-    return bool(norm) and norm not in PLAIN_AFFIRMATIONS and norm not in FILLERS
+    return bool(norm) and norm not in PLAIN_AFFIRMATIONS and norm not in HESITATIONS
 
 
 class Values:

@@ -12,7 +12,8 @@ Names (``INVARIANTS``):
 - ``escaped_exception``: an exception (or a hang) escaped the engine's loop.
 - ``unanswered_turn``: a caller turn in a live conversation got no reply.
 - ``slow_turn``: a caller turn took longer than ``TURN_BOUND_S`` (a stalled executor).
-- ``slot_regression``: a settled answer changed on a turn that carried no new content.
+- ``slot_regression``: a settled answer changed on a turn that carried no new content (a
+  blank turn, a hesitation, or a bare yes to anything but a value the bot offered).
 - ``declined_reasked``: a slot the caller declined was asked for again.
 - ``sensitive_leak``: the sensitive canary appeared in a trace or a log line.
 - ``checkpoint_roundtrip``: a checkpoint did not restore to an identical state.
@@ -29,13 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.storage.checkpoints.contract import Identity
 from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 from pipecat_steward.testing.chaos import (
     TURN_BOUND_S,
     PlayedConversation,
+    faulted,
     session_for,
     surface_for,
     without_delays,
@@ -83,10 +84,10 @@ def check(agent: Agent, conversation: PlayedConversation) -> list[Violation]:
     surface = surface_for(agent)
     traces = conversation.traces
     found: list[Violation] = []
-    arguments = ToolArguments(agent.flow, agent.tools)
     for index, trace in enumerate(traces):
         before = traces[index - 1] if index else None
-        found += _irreversible(surface, trace, before, arguments)
+        invoked = {tool for turn, tool in conversation.invoked if turn == trace["turn"]}
+        found += _irreversible(surface, trace, before, invoked)
         found += _answered(trace)
         found += _slow(
             trace, conversation.seconds[index] if index < len(conversation.seconds) else 0
@@ -108,18 +109,14 @@ def _irreversible(
     surface: AgentSurface,
     trace: Mapping[str, Any],
     before: Mapping[str, Any] | None,
-    arguments: ToolArguments,
+    invoked: set[str],
 ) -> list[Violation]:
     found: list[Violation] = []
     turn = int(trace["turn"])
     acts = surface.irreversible
     ran = [(f["tool"], f["args"]) for f in trace["fired"]]
-    # A call refused, or answered for arguments that do not fit the tool, ran no user code.
-    ran += [
-        (c["name"], c["args"])
-        for c in trace["llm_calls"]
-        if c["outcome"] != "refused" and arguments.problem(c["name"], c["args"]) is None
-    ]
+    # A model call ran when the backend saw it (not one refused or answered bad_arguments).
+    ran += [(c["name"], c["args"]) for c in trace["llm_calls"] if c["name"] in invoked]
     for tool, args in ran:
         act = acts.get(tool)
         by_model = any(c["name"] == tool for c in trace["llm_calls"])
@@ -218,15 +215,23 @@ def _regression(
     cleared = {s for f in trace["fired"] if not f["ok"] for s in surface.clears.get(f["tool"], ())}
     found: list[Violation] = []
     quiet = not carries_content(str(trace["user"]))
+    offered = " ".join(b["text"] for t in (before, trace) for b in t["bot"]).lower()
     for name, old in earlier.items():
         new = slots.get(name) or {"status": "empty", "value": None}
         kept = new["status"] == "filled" and new["value"] == old["value"]
-        if quiet and old["status"] == "filled" and name not in cleared and not kept:
+        # A bare yes accepts a value the bot's words offered (its read-back or question).
+        accepted = is_plain_affirmation(str(trace["user"])) and _offered(new["value"], offered)
+        excused = not quiet or accepted or name in cleared
+        if old["status"] == "filled" and not kept and not excused:
             detail = f"{name}: {old['value']!r} -> {new['status']} {new['value']!r}"
             found.append(Violation("slot_regression", turn, f"{detail} on {trace['user']!r}"))
         if old["status"] == "declined" and new["status"] == "declined" and name in trace["asks"]:
             found.append(Violation("declined_reasked", turn, f"{name} asked again"))
     return found
+
+
+def _offered(value: Any, said: str) -> bool:
+    return value is not None and str(value).strip() != "" and str(value).lower() in said
 
 
 def _leaks(trace: Mapping[str, Any], canary: str) -> list[Violation]:
@@ -278,7 +283,8 @@ def decisions(traces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 async def check_resume(agent: Agent, conversation: PlayedConversation, cut: int) -> list[Violation]:
     """Resume after turn ``cut`` from a checkpoint: the rest must decide as the unbroken run."""
-    scenario, done = without_delays(conversation.scenario), conversation.traces
+    agent, scenario = faulted(agent, conversation.scenario)
+    done = conversation.traces
     if conversation.error is not None or not 0 < cut < len(done):
         return []
     store = MemoryCheckpointStore()

@@ -45,7 +45,8 @@ def test_correcting_what_a_declined_slot_requires_keeps_the_decline() -> None:
     state = step(flow, state, "").state
     state = dispatch(flow, state, {}, "decline_slot", {"slot": "area"}, user_text="rather not").state
     state = step(flow, state, "").state
-    routed = dispatch(flow, state, {}, "correct_slot", {"slot": "city", "value": "Milan"})
+    args = {"slot": "city", "value": "Milan"}
+    routed = dispatch(flow, state, {}, "correct_slot", args, user_text="Milan, actually")
     assert routed.ok
     assert "area" not in routed.reply["invalidated"]  # pyright: ignore[reportOperatorIssue]
     result = step(flow, routed.state, "")
@@ -75,7 +76,10 @@ def test_no_correction_undoes_a_decline(config: dict[str, Any], seq: list[Event]
         declined = {n for n, r in state.slots.items() if r.status == "declined"}
         if kind == "correct":
             args = {"slot": f"s{arg[0]}", "value": arg[1]}
-            state = dispatch(flow, state, {}, "correct_slot", args, check_visible=False).state
+            said = f"actually {arg[1]}"
+            state = dispatch(
+                flow, state, {}, "correct_slot", args, check_visible=False, user_text=said
+            ).state
         elif kind == "decline":
             args = {"slot": f"s{arg}"}
             state = dispatch(flow, state, {}, "decline_slot", args, check_visible=False).state

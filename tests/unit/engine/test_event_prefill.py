@@ -59,7 +59,8 @@ def test_a_session_refuses_bad_event_data_at_start() -> None:
 
 
 def _after(state: SessionState, tool: str, args: dict[str, Any]) -> SessionState:
-    return dispatch(FLOW, state, {}, tool, args, check_visible=False).state
+    said = f"actually, {args.get('value', '')}"  # the caller's words that the call reads
+    return dispatch(FLOW, state, {}, tool, args, check_visible=False, user_text=said).state
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pipecat_steward.core.slots.compiled import CompiledFlow, CompiledSlot
+from pipecat_steward.core.slots.content import supports_correction
 from pipecat_steward.core.slots.dag import is_active, requires_met
 from pipecat_steward.core.slots.invalidate import invalidate_dependents, invalidate_reruns
 from pipecat_steward.core.slots.merge import merge_record, put
@@ -238,19 +239,45 @@ def _drop(new: SessionState, name: str) -> None:
 
 
 def correct_slot(
-    flow: CompiledFlow, state: SessionState, name: str, result: Mapping[str, Any]
+    flow: CompiledFlow,
+    state: SessionState,
+    name: str,
+    result: Mapping[str, Any],
+    said: str = "",
+    offered: str = "",
 ) -> Routed:
-    """Change a settled value after its validator accepted it, and invalidate what depended on the old value so affected tasks re-fire: a settled value stays correctable."""
+    """Change a value after its validator accepted it, and invalidate what depended on the old value so affected tasks re-fire.
+
+    ``said`` is the caller's words this turn and ``offered`` the bot's last words: a settled
+    answer changes only when the caller's words support the correction
+    (``supports_correction``); a blank turn, a filler or a bare yes to anything but the new
+    value leaves it as it is, and the model is told why.
+    """
     slot = flow.slot.get(name)
     if slot is None or not slot.is_user:
         return Routed(state, False, {"error": True, "error_code": "unknown_slot"})
-    if state.record(name).status not in ("filled", "inferred", "deferred", "pending"):
+    record = state.record(name)
+    if record.status not in ("filled", "inferred", "deferred", "pending"):
         return Routed(state, False, {"error": True, "error_code": "nothing_to_correct"})
     if result.get("error"):
         new = state.copy()
         new.slot_errors.append(SlotError(name, str(result.get("error_code", "invalid"))))
         return Routed(new, False, {"error": True, "error_code": str(result.get("error_code"))})
+    if result.get("value") is None:
+        return Routed(state, False, {"error": True, "error_code": "missing_value"})
+    if record.settled and not supports_correction(
+        said, cast(JsonValue, result.get("value")), offered, [r.value for r in state.slots.values()]
+    ):
+        return Routed(state, False, _UNHEARD)
     return _apply_correction(flow, state, slot, result)
+
+
+_UNHEARD: dict[str, JsonValue] = {
+    "error": True,
+    "error_code": "correction_not_heard",
+    "message": "The answer was not changed: the caller's words this turn do not change it. "
+    "Keep the answer; if unsure, ask the caller.",
+}
 
 
 def _apply_correction(
