@@ -13,7 +13,7 @@ import pytest
 
 from pipecat_steward.runtime.arguments import function_params
 from pipecat_steward.testing.backend import scripted_backend
-from pipecat_steward.testing.chaos import DELAY_KEY, Conversation, surface_for
+from pipecat_steward.testing.chaos import DELAY_KEY, PlayedConversation, surface_for
 from pipecat_steward.testing.chaos import _delayed as delayed  # pyright: ignore[reportPrivateUsage]
 from pipecat_steward.testing.chaos import _recorded as recorded  # pyright: ignore[reportPrivateUsage]
 from pipecat_steward.testing.chaos_surface import chaos_agent
@@ -36,6 +36,6 @@ def test_the_chaos_recorder_and_delay_take_what_the_tool_takes(bot: str) -> None
     agent = chaos_agent(ROOT / "bots" / bot)
     late = {name: [{DELAY_KEY: 0.0}] for name in agent.tools}
     scenario = Scenario(name="stand_ins", description="", backend=late, turns=[])
-    wrapped = recorded(delayed(agent, scenario), surface_for(agent), Conversation(scenario))
+    wrapped = recorded(delayed(agent, scenario), surface_for(agent), PlayedConversation(scenario))
     for name, fn in agent.tools.items():
         assert function_params(wrapped.tools[name]) == function_params(fn), name
