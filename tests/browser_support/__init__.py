@@ -48,11 +48,19 @@ class Browser:
     async def __aenter__(self) -> Self:
         width, height = self.size
         self._proc = await asyncio.create_subprocess_exec(
-            self.binary, "--headless=new", "--no-sandbox", "--disable-gpu",
-            "--disable-dev-shm-usage", "--no-first-run", "--remote-debugging-port=0",
-            f"--user-data-dir={self._profile.name}", f"--window-size={width},{height}",
-            "about:blank", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            self.binary,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={self._profile.name}",
+            f"--window-size={width},{height}",
+            "about:blank",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
         port = await self._devtools_port()
         page = await asyncio.to_thread(_page_socket, port)
         self._ws = await websockets.connect(page, max_size=64 * 2**20)
@@ -61,9 +69,11 @@ class Browser:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if self._ws is not None:
             await self._ws.close()
         if self._proc is not None and self._proc.returncode is None:

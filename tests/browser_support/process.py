@@ -39,8 +39,18 @@ async def studio(
     """``steward studio bots/clinic ARGS`` in its own process; yields the page's URL."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}{page}"
-    command = [sys.executable, "-m", "pipecat_steward.cli.main", "studio", str(CLINIC),
-               "--host", "127.0.0.1", "--port", str(port), *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "studio",
+        str(CLINIC),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
     with log.open("wb") as out:
         proc = await asyncio.create_subprocess_exec(
             *command, env={**os.environ, **env}, stdout=out, stderr=out, cwd=REPO

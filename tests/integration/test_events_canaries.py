@@ -63,9 +63,13 @@ def clinic_with_a_secret_slot(folder: Path) -> Path:
     clinic_with_secrets(folder)
     config: dict[str, Any] = yaml.safe_load((folder / "agent.yaml").read_text())
     config["flow"]["slots"].append(
-        {"name": "member_ref", "setter": "set_member_ref", "hint": "The member reference",
-         "ask": "What is your member reference?"}
-    )  # fmt: skip
+        {
+            "name": "member_ref",
+            "setter": "set_member_ref",
+            "hint": "The member reference",
+            "ask": "What is your member reference?",
+        }
+    )
     (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (folder / "tools.py").write_text((folder / "tools.py").read_text() + SETTER)
     return folder
@@ -114,20 +118,32 @@ async def test_no_canary_reaches_the_store_a_subscriber_or_rtvi(tmp_path: Path) 
             await turn(f"Hi it's Ada, the number on my file is {UNKNOWN_SSN}", Say("Thanks Ada."))
             await turn(f"Just charge {UNKNOWN_CARD} for the copay", Say("I can take it now."))
             session.host_write({"member_ssn": SSN})
-            await turn(f"my social is {SSN.replace('-', ' ')}", Call("verify_member", {"ssn": SSN}),
-                       Call("set_member_ref", {"ref": SSN}), Say(f"Record {SSN} verified."))  # fmt: skip
+            await turn(
+                f"my social is {SSN.replace('-', ' ')}",
+                Call("verify_member", {"ssn": SSN}),
+                Call("set_member_ref", {"ref": SSN}),
+                Say(f"Record {SSN} verified."),
+            )
             session.host_write({"secure_capture_active": True})
             await turn(CARD, Say("Got it."))
             session.host_write({"secure_capture_active": False})
-            await turn("keep that card on file", Call("store_card", {"card_number": CARD}),
-                       Say(f"Your card {CARD} is stored."))  # fmt: skip
-            await turn(f"set my portal password to {PASSWORD}",
-                       Call("reset_portal", {"password": PASSWORD}), Say(f"Password {PASSWORD} set."))  # fmt: skip
+            await turn(
+                "keep that card on file",
+                Call("store_card", {"card_number": CARD}),
+                Say(f"Your card {CARD} is stored."),
+            )
+            await turn(
+                f"set my portal password to {PASSWORD}",
+                Call("reset_portal", {"password": PASSWORD}),
+                Say(f"Password {PASSWORD} set."),
+            )
             session.host_write({"portal_password": PASSWORD})
             oracle.truth.add("ask_copay")
-            await turn("Yes, charge the $40 copay now",
-                       Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
-                       Say(f"Charged. Member {SSN}, password {PASSWORD}."))  # fmt: skip
+            await turn(
+                "Yes, charge the $40 copay now",
+                Call("collect_payment", {"patient_id": "pat-1815", "amount": 40}),
+                Say(f"Charged. Member {SSN}, password {PASSWORD}."),
+            )
         await monitor.aclose()
         await steward.events.aclose("done")
     await hub.close("call-1")

@@ -127,9 +127,13 @@ async def test_studio_text_call_then_replay_from_the_store(tmp_path: Path) -> No
         ChatCompletionsServer([answer] * 64) as llm,
         ScriptedSLM(answer=slm_answer) as slm,
     ):
-        env = {"STEWARD_LLM_BASE_URL": llm.base_url, "STEWARD_LLM_MODEL": "fake-agent",
-               "OPENAI_API_KEY": "test", "OPENAI_BASE_URL": slm.base_url,
-               "STEWARD_LEDGER": str(tmp_path / "usage.sqlite")}  # fmt: skip
+        env = {
+            "STEWARD_LLM_BASE_URL": llm.base_url,
+            "STEWARD_LLM_MODEL": "fake-agent",
+            "OPENAI_API_KEY": "test",
+            "OPENAI_BASE_URL": slm.base_url,
+            "STEWARD_LEDGER": str(tmp_path / "usage.sqlite"),
+        }
         async with (
             studio(["--text", "--store", store], env, tmp_path / "text.log") as url,
             Browser(CHROMIUM or "", failures=shots / "text-failed.png") as browser,
@@ -177,10 +181,17 @@ async def step_until(browser: Browser, selector: str) -> None:
 async def test_studio_replays_a_simulate_trace(tmp_path: Path) -> None:
     trace = tmp_path / "appointment.jsonl"
     done = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pipecat_steward.cli.main", "simulate", str(CLINIC),
-        str(CLINIC / "scenarios" / "appointment_to_payment.yaml"), "--json",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=REPO,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "pipecat_steward.cli.main",
+        "simulate",
+        str(CLINIC),
+        str(CLINIC / "scenarios" / "appointment_to_payment.yaml"),
+        "--json",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=REPO,
+    )
     out, _ = await done.communicate()
     trace.write_bytes(out)
     async with (

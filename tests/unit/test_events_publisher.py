@@ -64,8 +64,16 @@ def test_unknown_kind_is_skipped_and_bad_fields_fail() -> None:
         parse_event_or_none({"kind": "from_the_future", "session": "s", "seq": 1, "t": 0}) is None
     )
     with pytest.raises(ValidationError):
-        parse_event({"kind": "bot_utterance", "session": "s", "seq": 1, "t": 0, "text": "hi",
-                     "source": "shouted"})  # fmt: skip
+        parse_event(
+            {
+                "kind": "bot_utterance",
+                "session": "s",
+                "seq": 1,
+                "t": 0,
+                "text": "hi",
+                "source": "shouted",
+            }
+        )
 
 
 def test_emit_stamps_time_turn_and_redacts_every_string() -> None:

@@ -18,22 +18,34 @@ from pipecat_steward.studio.trace_events import TraceReader
 CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
 
 VETO_TURN: dict[str, Any] = {
-    "turn": 1, "user": "just charge me now", "phase": "collection", "status": "in_progress",
+    "turn": 1,
+    "user": "just charge me now",
+    "phase": "collection",
+    "status": "in_progress",
     "llm_calls": [{"name": "collect_payment", "args": {"amount": 40}, "outcome": "refused"}],
-    "gate": [{"tool": "collect_payment", "decision": "veto", "reason": "prerequisites",
-              "open": ["authenticate"]}],
+    "gate": [
+        {
+            "tool": "collect_payment",
+            "decision": "veto",
+            "reason": "prerequisites",
+            "open": ["authenticate"],
+        }
+    ],
     "bot": [{"text": "I need to verify you first.", "source": "llm"}],
     "slots": {"welcome": {"status": "filled", "value": True, "source": None}},
     "checklist": {"current": "authenticate", "steps": {"authenticate": "open"}},
-}  # fmt: skip
+}
 DONE_TURN: dict[str, Any] = {
-    "turn": 2, "user": "Ada Lovelace", "phase": "collection", "status": "in_progress",
+    "turn": 2,
+    "user": "Ada Lovelace",
+    "phase": "collection",
+    "status": "in_progress",
     "llm_calls": [{"name": "find_patient", "args": {}, "outcome": "ok"}],
     "bot": [{"text": "Found you.", "source": "preempt"}],
     "slots": {"welcome": {"status": "filled", "value": True, "source": None}},
     "variables": {"date_of_birth": {"status": "filled", "value": "1990-12-10"}},
     "checklist": {"current": "confirm", "steps": {"authenticate": "done"}},
-}  # fmt: skip
+}
 
 
 def kinds(publisher: EventPublisher) -> list[str]:
@@ -44,9 +56,15 @@ def test_a_trace_turn_becomes_events_in_the_order_they_happened() -> None:
     publisher = EventPublisher("s")
     TraceReader(publisher, {"authenticate": "Authenticate the caller"}).read(VETO_TURN)
     assert kinds(publisher) == [
-        "caller_transcript", "engine_decision", "tool_call", "gate", "tool_result",
-        "slot_change", "checklist", "bot_utterance",
-    ]  # fmt: skip
+        "caller_transcript",
+        "engine_decision",
+        "tool_call",
+        "gate",
+        "tool_result",
+        "slot_change",
+        "checklist",
+        "bot_utterance",
+    ]
     gate = publisher.events[3]
     assert gate.kind == "gate" and gate.decision == "veto" and gate.open_steps == ["authenticate"]
     result = publisher.events[4]

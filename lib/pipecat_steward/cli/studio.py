@@ -36,9 +36,12 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--host", default="localhost", help="address to serve on")
     parser.add_argument("--port", type=int, default=7860, help="port to serve on")
     parser.add_argument(
-        "--turn-timeout", type=float, default=300.0, metavar="SECONDS",
+        "--turn-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
         help="--text: how long one bot turn may take (a self-hosted model can be slow)",
-    )  # fmt: skip
+    )
     parser.set_defaults(func=run)
 
 
@@ -102,9 +105,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     mode = "text" if args.text else "replay"
     config = StudioConfig(
-        args.agent.resolve(), mode=mode, replay=args.replay, store=args.store,
-        env=dict(os.environ), turn_timeout=args.turn_timeout,
-    )  # fmt: skip
+        args.agent.resolve(),
+        mode=mode,
+        replay=args.replay,
+        store=args.store,
+        env=dict(os.environ),
+        turn_timeout=args.turn_timeout,
+    )
     try:
         app = create_app(config)
     except (StewardError, ValueError, OSError) as exc:

@@ -214,7 +214,7 @@ class SessionRecorder:
                         "current": bool(s.get("current")),
                     }
                     for s in proc["steps"]
-                ],  # fmt: skip
+                ],
                 "last_violation": proc.get("last_violation"),
             }
             if self._checklist.get(proc["key"]) != fields:
@@ -256,9 +256,13 @@ class SessionRecorder:
         delivered = stats.corrections[self._monitor.get("delivered", 0) :]
         for c in delivered:
             self.publisher.emit(
-                CorrectionEvent, status="delivered", step=c.get("step"), text=c.get("text", ""),
-                channel=c.get("channel"), severity=c.get("severity"),
-            )  # fmt: skip
+                CorrectionEvent,
+                status="delivered",
+                step=c.get("step"),
+                text=c.get("text", ""),
+                channel=c.get("channel"),
+                severity=c.get("severity"),
+            )
         for o in stats.observed[self._monitor.get("observed", 0) :]:
             self.publisher.emit(
                 CorrectionEvent, status="suppressed", step=o.get("step"), reason=o.get("why")
@@ -272,15 +276,21 @@ class SessionRecorder:
         for c in queue:
             if not any(c is q for q in self._queued):
                 self.publisher.emit(
-                    CorrectionEvent, status="queued", step=c.step, text=c.text,
+                    CorrectionEvent,
+                    status="queued",
+                    step=c.step,
+                    text=c.text,
                     severity=str(c.severity.value),
-                )  # fmt: skip
+                )
         for c in self._queued:
             if not any(c is q for q in queue) and c.step not in delivered:
                 self.publisher.emit(
-                    CorrectionEvent, status="expired", step=c.step, text=c.text,
+                    CorrectionEvent,
+                    status="expired",
+                    step=c.step,
+                    text=c.text,
                     reason=_why_dropped(c, monitor),
-                )  # fmt: skip
+                )
         self._queued = queue
 
 

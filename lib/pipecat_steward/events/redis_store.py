@@ -61,8 +61,11 @@ class RedisEventStore:
             entries = await self.client.xrange(self._stream(session))
         except RedisError as exc:
             raise StoreError(f"redis read of session {session!r} failed: {exc}") from exc
-        texts = [f[b"data"] for _, f in cast(list[tuple[bytes, dict[bytes, bytes]]], entries)
-                 if int(f[b"seq"]) > after]  # fmt: skip
+        texts = [
+            f[b"data"]
+            for _, f in cast(list[tuple[bytes, dict[bytes, bytes]]], entries)
+            if int(f[b"seq"]) > after
+        ]
         return sorted(decode(texts), key=lambda e: e.seq)
 
     async def sessions(self, limit: int = 100) -> list[SessionSummary]:

@@ -160,7 +160,7 @@ class StewardS2S(Steward):
 
     def attach(self, llm: LLMService) -> StewardHook:
         """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
-        if adapter_class(llm).speech_to_speech:
+        if not adapter_class(llm).channels.per_inference_hook:  # a speech-to-speech service
             raise TypeError(f"{type(llm).__name__} is speech-to-speech: use attach_s2s(llm)")
         return super().attach(llm)
 

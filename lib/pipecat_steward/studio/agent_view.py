@@ -46,7 +46,7 @@ def describe(agent: Agent) -> AgentView:
             "sensitive": v.sensitive,
             "linked": v.linked,
             "description": v.description,
-        }  # fmt: skip
+        }
         for v in agent.variables
     ]
     name = str(agent.raw.get("name") or (agent.folder.name if agent.folder else "agent"))

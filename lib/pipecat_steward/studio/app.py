@@ -115,8 +115,12 @@ def _page_routes(app: FastAPI, studio: _Studio) -> None:
 
     @app.get("/api/config")
     async def settings() -> dict[str, Any]:
-        return {"mode": studio.config.mode, "session": studio.first,
-                "agent": studio.view["name"], "voice_client": studio.config.voice_client}  # fmt: skip
+        return {
+            "mode": studio.config.mode,
+            "session": studio.first,
+            "agent": studio.view["name"],
+            "voice_client": studio.config.voice_client,
+        }
 
     @app.get("/api/agent")
     async def agent_view() -> dict[str, Any]:

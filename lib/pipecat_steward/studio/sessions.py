@@ -55,7 +55,7 @@ class SessionSource:
                 "events": s.events,
                 "seconds": s.last_t,
                 "live": s.session in self.hub.live,
-            }  # fmt: skip
+            }
             for s in await self.hub.sessions()
         ]
 

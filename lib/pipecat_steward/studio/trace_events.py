@@ -51,17 +51,26 @@ class TraceReader:
         self.publisher.turn = int(trace.get("turn", 0))
         if trace.get("user"):
             emit(CallerTranscript, text=trace["user"], source=source)
-        emit(EngineDecision, phase=trace.get("phase") or "collection",
-             status=trace.get("status") or "in_progress",
-             visible_tools=list(trace.get("visible_tools") or []),
-             asks=list(trace.get("asks") or []))  # fmt: skip
+        emit(
+            EngineDecision,
+            phase=trace.get("phase") or "collection",
+            status=trace.get("status") or "in_progress",
+            visible_tools=list(trace.get("visible_tools") or []),
+            asks=list(trace.get("asks") or []),
+        )
         self._calls(trace)
         self._slot_changes(trace)
         self._checklist(trace.get("checklist"))
         for c in trace.get("corrections") or []:
-            emit(CorrectionEvent, status=c.get("status", "queued"), step=c.get("step"),
-                 text=c.get("text", ""), channel=c.get("channel"), severity=c.get("severity"),
-                 reason=c.get("kind"))  # fmt: skip
+            emit(
+                CorrectionEvent,
+                status=c.get("status", "queued"),
+                step=c.get("step"),
+                text=c.get("text", ""),
+                channel=c.get("channel"),
+                severity=c.get("severity"),
+                reason=c.get("kind"),
+            )
         self._slm(trace.get("slm_calls"))
         self._transaction(trace.get("transaction"))
         for bot in trace.get("bot") or []:
@@ -77,21 +86,33 @@ class TraceReader:
             if gate is not None:
                 gates.remove(gate)
                 self._gate(gate)
-            emit(ToolResultEvent, name=name, outcome=_OUTCOMES.get(outcome, "error"),
-                 reason=None if outcome == "ok" else outcome, by="llm")  # fmt: skip
+            emit(
+                ToolResultEvent,
+                name=name,
+                outcome=_OUTCOMES.get(outcome, "error"),
+                reason=None if outcome == "ok" else outcome,
+                by="llm",
+            )
         for gate in gates:
             self._gate(gate)
         for fired in trace.get("fired") or []:
             name = fired.get("tool", "")
             emit(ToolCallEvent, name=name, args=dict(fired.get("args") or {}), by="engine")
-            emit(ToolResultEvent, name=name, outcome="ok" if fired.get("ok") else "error",
-                 by="engine")  # fmt: skip
+            emit(
+                ToolResultEvent,
+                name=name,
+                outcome="ok" if fired.get("ok") else "error",
+                by="engine",
+            )
 
     def _gate(self, gate: Mapping[str, Any]) -> None:
-        self.publisher.emit(GateDecision, tool=gate.get("tool", ""),
-                            decision="allow" if gate.get("decision") == "allow" else "veto",
-                            reason=gate.get("reason"),
-                            open_steps=list(gate.get("open") or []))  # fmt: skip
+        self.publisher.emit(
+            GateDecision,
+            tool=gate.get("tool", ""),
+            decision="allow" if gate.get("decision") == "allow" else "veto",
+            reason=gate.get("reason"),
+            open_steps=list(gate.get("open") or []),
+        )
 
     def _slot_changes(self, trace: Mapping[str, Any]) -> None:
         now = dict(trace.get("slots") or {}) | dict(trace.get("variables") or {})
@@ -101,9 +122,14 @@ class TraceReader:
                 continue
             if before is not None and all(before.get(k) == record.get(k) for k in _SLOT_KEYS):
                 continue
-            self.publisher.emit(SlotChange, slot=name, status=record.get("status") or "filled",
-                                value=record.get("value"), source=record.get("source"),
-                                previous_status=before.get("status") if before else None)  # fmt: skip
+            self.publisher.emit(
+                SlotChange,
+                slot=name,
+                status=record.get("status") or "filled",
+                value=record.get("value"),
+                source=record.get("source"),
+                previous_status=before.get("status") if before else None,
+            )
             self._slots[name] = record
 
     def _checklist(self, checklist: Mapping[str, Any] | None) -> None:
@@ -116,11 +142,15 @@ class TraceReader:
         self._steps, self._violation = steps, violation
         current = checklist.get("current")
         self.publisher.emit(
-            ChecklistStatus, procedure=checklist.get("procedure", "main"),
-            current_step=current, last_violation=violation,
-            steps=[{"id": s, "title": self.titles.get(s, s), "state": state, "current": s == current}
-                   for s, state in steps.items()],
-        )  # fmt: skip
+            ChecklistStatus,
+            procedure=checklist.get("procedure", "main"),
+            current_step=current,
+            last_violation=violation,
+            steps=[
+                {"id": s, "title": self.titles.get(s, s), "state": state, "current": s == current}
+                for s, state in steps.items()
+            ],
+        )
 
     def _slm(self, calls: Any) -> None:
         if not isinstance(calls, int) or not calls:
@@ -130,8 +160,12 @@ class TraceReader:
 
     def _transaction(self, txn: Mapping[str, Any] | None) -> None:
         if txn:
-            self.publisher.emit(TransactionEvent, name=txn.get("intent"),
-                                status=str(txn.get("status") or ""), state=dict(txn))  # fmt: skip
+            self.publisher.emit(
+                TransactionEvent,
+                name=txn.get("intent"),
+                status=str(txn.get("status") or ""),
+                state=dict(txn),
+            )
 
 
 def read_traces(path: Path) -> list[dict[str, Any]]:

@@ -22,21 +22,24 @@ from collections.abc import Iterable
 
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
+from pipecat_steward.core.words import word_list, word_set
 
 __all__ = ["carries_content", "supports_correction"]
 
 # Words of a turn that only holds the floor or hesitates.
-HESITATION = frozenset(
-    {
-        "hmm", "hm", "mm", "um", "umm", "uh", "uhh", "er", "erm", "ah", "oh", "well", "so",
-        "let", "me", "think", "see", "hold", "on", "a", "second", "sec", "moment", "minute",
-        "wait", "just", "not", "sure", "i'm", "im", "i", "dunno", "know", "don't",
-        "dont", "okay", "ok", "like", "you", "the", "it", "is", "that", "please", "bear", "with",
-    }
-)  # fmt: skip
-_NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+HESITATION = word_set("""
+    hmm hm mm um umm uh uhh er erm ah oh well so let me think see hold on a second sec moment
+    minute wait just not sure i'm im i dunno know don't dont okay ok like you the it is that
+    please bear with
+""")
+_NUMBERS = word_list("""
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty
+""")
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+_MONTHS = word_list("""
+    january february march april may june july august september october november december
+""")
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
