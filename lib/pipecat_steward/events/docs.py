@@ -22,8 +22,10 @@ decisions, the checklist, gate decisions, logic_slm checks, corrections, the tra
 checkpoints. One publisher per call numbers and redacts them; they are kept per session in the
 configured store (SQLite by default, a Redis stream when Redis is the store), fanned out live to
 subscribers (the studio), sent to the pipecat client as RTVI server messages
-`{{"type": "steward_event", "event": {{...}}}}`, and the `steward simulate --json` trace is built
-from them (`pipecat_steward.events.trace.traces_from_events`).
+`{{"type": "steward_event", "event": {{...}}}}` (in order, together with the steward's own client
+messages at each inference, so events recorded after a call's last inference reach only the
+store and the subscribers), and the `steward simulate --json` trace is built from them
+(`pipecat_steward.events.trace.traces_from_events`).
 
 Sensitive values are redacted before an event exists, exactly as traces and logs redact them:
 no store, subscriber or client ever sees one.

@@ -11,14 +11,9 @@ also sent to the pipecat client as an RTVI server message ``{"type": "steward_ev
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
 from typing import TYPE_CHECKING, Any
-
-from loguru import logger
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
@@ -47,10 +42,7 @@ class StewardEvents:
         self.steward = steward
         self.publisher = publisher
         self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
-        self._rtvi: asyncio.Queue[Event] = asyncio.Queue()
-        self._sender: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
-        self._live = False
         publisher.sinks.append(self._to_client)
 
     def sync(self, *_: object) -> None:
@@ -64,55 +56,20 @@ class StewardEvents:
         self.recorder.end_turn(number)
 
     async def aclose(self, status: str = "", reason: str = "") -> None:
-        """Sync a last time, end the publisher and stop sending RTVI messages."""
+        """Sync a last time and end the publisher."""
         self.sync()
         await self.publisher.aclose(status, reason)
-        if self._sender is not None:
-            self._sender.cancel()
-            await asyncio.gather(self._sender, return_exceptions=True)
 
     def on_relay(self, *_: object) -> None:
-        """A frame went through the pipeline: it runs, so client messages can flow; sync."""
-        if not self._live:
-            self._live = True
-            self._kick()
+        """A frame went through the pipeline: sync what the session recorded."""
         self.sync()
 
     def _to_client(self, event: Event) -> None:
-        self._rtvi.put_nowait(event)
-        if self._live:  # before the pipeline runs a pushed frame would be lost: events wait
-            self._kick()
-
-    def _kick(self) -> None:
-        if self._sender is None or self._sender.done():
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return  # no loop yet: sent with the next event
-            self._sender = loop.create_task(self._send(), name="steward-events-rtvi")
-
-    async def _send(self) -> None:
-        while True:
-            event = await self._rtvi.get()
-            emitter = self._emitter()
-            if emitter is None:
-                continue  # no pipeline to send through (a direct run): nothing to tell
-            message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
-            try:
-                # pushed on downstream as the checklist status is: queued into the service's
-                # input it would wait behind (and interleave with) the service's own work
-                await emitter.push_frame(
-                    RTVIServerMessageFrame(data=message), FrameDirection.DOWNSTREAM
-                )
-            except Exception:
-                logger.exception("steward events: could not send an RTVI message")
-
-    def _emitter(self) -> FrameProcessor | None:
-        llm = getattr(self.steward, "llm", None)  # the speech-to-speech service, when attached
-        if isinstance(llm, FrameProcessor):
-            return llm
-        hook = self.steward.hook
-        return hook.llm if hook is not None else None
+        # Into the session's client outbox: the steward sends it with its own client messages,
+        # from inside the service's frame handling. Pushed from a task of its own, a message
+        # would land between the service's response frames and disturb the client's turn.
+        message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
+        self.steward.session.client_outbox.append(message)
 
     def _meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""

@@ -114,6 +114,8 @@ class StewardSession:
         self.oversight = oversight or Oversight(judge)
         """Where the monitor plugs in its judge and riders (given, never set from outside)."""
         self._handed: tuple[int, int] | None = None
+        self.client_outbox: list[dict[str, Any]] = []
+        """Messages for the client queued outside the engine (the conversation events)."""
         self.bot_said = ""
         """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.state = state or SessionState()
@@ -517,11 +519,16 @@ class StewardSession:
         self._sync()
 
     def take_status(self) -> list[dict[str, Any]]:
-        """Queued ``procedure_status`` messages for the client (each delivered once)."""
+        """Queued messages for the client, each delivered once.
+
+        The ``procedure_status`` messages of the checklist first, then what others queued in
+        ``client_outbox`` (the conversation events).
+        """
+        out, self.client_outbox = self.client_outbox, []
         if self.supervisor is None:
-            return []
-        out, self.supervisor.outbox = self.supervisor.outbox, []
-        return out
+            return out
+        status, self.supervisor.outbox = self.supervisor.outbox, []
+        return [*status, *out]
 
     def checklist(self) -> dict[str, Any] | None:
         """The current ``procedure_status`` payload (None without procedures)."""
