@@ -21,7 +21,6 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
-from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.player import (
@@ -169,10 +168,8 @@ class PipelinePlayer(ScenarioPlayer):
         assert self.pipeline is not None, "play inside running()"
         self.model.queue = self.steps(turn)
         self.llm.extend(FunctionStep(self.model) for _ in range(_SPARE_STEPS - self.llm.remaining))
-        seen = len(self.llm.inferences)
         await self.pipeline.say(turn.user)
         await self.settle()
-        _record_refusals(self.steward, self.llm, seen)
 
     def turn_ended(self, number: int) -> None:
         self.steward.events.end_turn(number)
@@ -191,15 +188,3 @@ async def settle(pipeline: TextPipeline, steward: Steward) -> None:
         await hook.driver.settle()
         await pipeline.settle()
     await steward.relay.bus.drain()
-
-
-def _record_refusals(steward: Steward, llm: ScriptedLLM, since: int) -> None:
-    """Trace the calls the scripted model refused because the tool was not visible.
-
-    They never reach the steward, as a real model could not make them at all.
-    """
-    record = steward.session.turn
-    for inference in llm.inferences[since:]:
-        for call in inference.calls:
-            if call.outcome == "refused":
-                record.llm_calls.append(RecordedCall(call.name, dict(call.args), "refused"))
