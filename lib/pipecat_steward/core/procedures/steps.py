@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Any
 
 from pipecat_steward.core.expressions import Expression, parse_condition
 from pipecat_steward.core.procedures.blocks import Ref, ScannedStep, render_nodes
@@ -18,7 +19,14 @@ from pipecat_steward.core.procedures.model import (
     VariableCompletion,
 )
 
-__all__ = ["CompletionKind", "ProcedureStep", "build_step", "humanize", "normalize"]
+__all__ = [
+    "CompletionCriterion",
+    "CompletionKind",
+    "ProcedureStep",
+    "build_step",
+    "humanize",
+    "normalize",
+]
 
 GUIDANCE_LIMIT = 900
 _SPACE = re.compile(r"\s+")
@@ -32,19 +40,40 @@ class CompletionKind(StrEnum):
     JUDGE = "judge"
 
 
-@dataclass(frozen=True, slots=True)
-class ProcedureStep:
-    """One compiled step.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompletionCriterion:
+    """How a step completes: what the authored setting (or the body) says.
+
+    Attributes:
+        kind: A variable condition, a tool success or a judge verdict.
+        expr: The ``variable`` condition.
+        tool: The ``tool`` step's tool (None: any tool rendering ``component``).
+        component: The component a ``tool`` step's call must render, if any.
+        result_statuses: Statuses that count as success instead of the generic rule.
+        result_path: A JSONPath whose value must exist and be non-empty in the result.
+        judge: The ``judge`` criterion.
+        inferred: Whether the completion was inferred from the body (no authored setting).
+    """
+
+    kind: CompletionKind
+    expr: Expression | None = None
+    tool: str | None = None
+    component: str | None = None
+    result_statuses: tuple[str, ...] | None = None
+    result_path: str | None = None
+    judge: str | None = None
+    inferred: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcedureStep(CompletionCriterion):
+    """One compiled step: its place, guidance and settings over its completion criterion.
 
     Attributes:
         checklist: The key of the checklist it belongs to (``scope:<name>`` or ``group:<name>``).
         requires: Prerequisite ids within the same checklist (default: the previous step).
-        expr: The ``variable`` condition.
-        tool: The ``tool`` step's tool (None: any tool rendering ``component``).
-        judge: The ``judge`` criterion.
         applies: Code conditions that must all hold (the group's first, then the step's).
         applies_llm: The monitor-assessed applicability prompt.
-        inferred: Whether the completion was inferred from the body (no authored setting).
         path: The config path errors about this step name.
     """
 
@@ -55,20 +84,12 @@ class ProcedureStep:
     group: str | None
     scope: str
     requires: tuple[str, ...]
-    kind: CompletionKind
-    expr: Expression | None = None
-    tool: str | None = None
-    component: str | None = None
-    result_statuses: tuple[str, ...] | None = None
-    result_path: str | None = None
-    judge: str | None = None
     irreversible: bool = False
     fail_mode: FailMode = FailMode.CLOSED
     applies: tuple[Expression, ...] = ()
     applies_llm: str | None = None
     expects: tuple[str, ...] = ()
     repeatable: bool = False
-    inferred: bool = False
     path: str = ""
 
     @property
@@ -128,6 +149,7 @@ def build_step(
     applies = (parse_condition(code.expr),) if code else ()
     llm = s.applies_when.prompt if isinstance(s.applies_when, LlmApplies) else None
     return ProcedureStep(
+        **_criterion_fields(c),
         id=step_id,
         title=s.title or humanize(step_id),
         guidance=body,
@@ -135,63 +157,50 @@ def build_step(
         group=group,
         scope=scope,
         requires=requires,
-        kind=c.kind,
-        expr=c.expr,
-        tool=c.tool,
-        component=c.component,
-        result_statuses=c.result_statuses,
-        result_path=c.result_path,
-        judge=c.judge,
         irreversible=s.irreversible,
         fail_mode=s.irreversible_fail_mode,
         applies=applies,
         applies_llm=llm,
         expects=s.expects,
         repeatable=s.repeatable,
-        inferred=c.inferred,
         path=path,
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Criterion:
-    kind: CompletionKind
-    expr: Expression | None = None
-    tool: str | None = None
-    component: str | None = None
-    result_statuses: tuple[str, ...] | None = None
-    result_path: str | None = None
-    judge: str | None = None
-    inferred: bool = False
+def _criterion_fields(c: CompletionCriterion) -> dict[str, Any]:
+    """The criterion's fields by name, to extend into a step (a step is a criterion)."""
+    return {f.name: getattr(c, f.name) for f in fields(c)}
 
 
 def _completion(
     s: StepSettings, body: str, pills: tuple[tuple[str, ...], tuple[str, ...]]
-) -> _Criterion:
+) -> CompletionCriterion:
     match s.complete_when:
         case VariableCompletion(expr=expr):
-            return _Criterion(CompletionKind.VARIABLE, expr=parse_condition(expr))
+            return CompletionCriterion(kind=CompletionKind.VARIABLE, expr=parse_condition(expr))
         case ToolCompletion() as done:
-            return _Criterion(
-                CompletionKind.TOOL,
+            return CompletionCriterion(
+                kind=CompletionKind.TOOL,
                 tool=done.tool,
                 component=done.component,
                 result_statuses=done.result_statuses,
                 result_path=done.result_path,
             )
         case JudgeCompletion(prompt=prompt):
-            return _Criterion(CompletionKind.JUDGE, judge=prompt)
+            return CompletionCriterion(kind=CompletionKind.JUDGE, judge=prompt)
         case None:
             return _inferred(s, body, pills)
 
 
 def _inferred(
     s: StepSettings, body: str, pills: tuple[tuple[str, ...], tuple[str, ...]]
-) -> _Criterion:
+) -> CompletionCriterion:
     tools, components = (tuple(dict.fromkeys(p)) for p in pills)
     if len(tools) <= 1 and len(components) <= 1 and (tools or components):
         tool = tools[0] if tools else None
         component = components[0] if components else None
-        return _Criterion(CompletionKind.TOOL, tool=tool, component=component, inferred=True)
+        return CompletionCriterion(
+            kind=CompletionKind.TOOL, tool=tool, component=component, inferred=True
+        )
     criterion = normalize(body) or s.title or humanize(s.id)
-    return _Criterion(CompletionKind.JUDGE, judge=criterion, inferred=True)
+    return CompletionCriterion(kind=CompletionKind.JUDGE, judge=criterion, inferred=True)
