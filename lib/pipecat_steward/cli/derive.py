@@ -38,13 +38,14 @@ from pipecat_steward.cli._slm_agent import agent_stage
 from pipecat_steward.core.procedures import MAIN, ScopeSource, compile_procedures
 from pipecat_steward.core.procedures.derive import (
     DERIVE_SCHEMA,
+    DerivedProposal,
     DiscardedSetting,
     merge_sidecar,
     parse_proposal,
     sidecar_entries,
 )
 from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
-from pipecat_steward.core.procedures.weave import Rename, WeaveRefused, check_weave
+from pipecat_steward.core.procedures.weave import Rename, WeaveAccepted, WeaveRefused, check_weave
 from pipecat_steward.exceptions import ConfigError, SLMError, SLMOutputError
 from pipecat_steward.slm.client import SLMClient
 from pipecat_steward.slm.config import SLMStage
@@ -202,12 +203,10 @@ async def derive(
     tokens = [0, 0]
     try:
         for _ in range(MAX_ATTEMPTS):
-            user = agent.request(refusals[-1] if refusals else None)
-            outcome = await _attempt(active, stage, system, user, agent, baseline, tokens)
-            if isinstance(outcome, str):
-                refusals.append(outcome)
-                continue
-            return _finish(agent, outcome, tuple(refusals), len(refusals) + 1, tokens)
+            outcome = await _attempt(active, stage, system, agent, baseline, refusals, tokens)
+            if isinstance(outcome, Derived):
+                return outcome
+            refusals.append(outcome)
     finally:
         if owned:
             await active.aclose()
@@ -217,26 +216,17 @@ async def derive(
     )
 
 
-@dataclass(frozen=True)
-class _Accepted:
-    prompt: str
-    entries: tuple[dict[str, Any], ...]
-    new_steps: tuple[str, ...]
-    discarded: tuple[DiscardedSetting, ...]
-    renamed: tuple[Rename, ...]
-    text: str
-
-
 async def _attempt(
     client: SLMClient,
     stage: SLMStage,
     system: str,
-    user: str,
     agent: AgentFolder,
     baseline: set[str],
+    refusals: Sequence[str],
     tokens: list[int],
-) -> _Accepted | str:
-    """One call and every check on its answer; a string is the refusal's reason."""
+) -> Derived | str:
+    """One call (fed the last refusal) and every check on its answer; a string is a refusal."""
+    user = agent.request(refusals[-1] if refusals else None)
     try:
         result = await client.complete(stage, DERIVE_SCHEMA, system, user, scope="derive")
     except SLMOutputError as err:
@@ -247,6 +237,18 @@ async def _attempt(
     woven = check_weave(agent.prompt, proposal.prompt)
     if isinstance(woven, WeaveRefused):
         return woven.reason
+    return _accept(agent, woven, proposal, baseline, refusals, tokens)
+
+
+def _accept(
+    agent: AgentFolder,
+    woven: WeaveAccepted,
+    proposal: DerivedProposal,
+    baseline: set[str],
+    refusals: Sequence[str],
+    tokens: Sequence[int],
+) -> Derived | str:
+    """The accepted derivation, or why the woven agent is refused (it fails validation)."""
     existing = {*agent.existing_ids, *(r.proposed for r in woven.renamed)}
     entries, discarded = sidecar_entries(
         proposal.settings, new_steps=woven.new_steps, existing=existing
@@ -259,7 +261,21 @@ async def _attempt(
     if new_errors:
         named = [_name_steps(e, agent.procedure, entries) for e in new_errors[:3]]
         return "the woven agent fails steward validate: " + "; ".join(named)
-    return _Accepted(woven.prompt, entries, woven.new_steps, discarded, woven.renamed, text)
+    return Derived(
+        path=agent.path,
+        before=agent.text,
+        after=text,
+        prompt=woven.prompt,
+        entries=entries,
+        new_steps=woven.new_steps,
+        discarded=discarded,
+        renamed=woven.renamed,
+        refusals=tuple(refusals),
+        checklist=checklist(text, woven.new_steps),
+        sources=agent.sources,
+        calls=len(refusals) + 1,
+        tokens=(tokens[0], tokens[1]),
+    )
 
 
 def _name_steps(
@@ -272,26 +288,6 @@ def _name_steps(
             label = f"procedure.steps[{i}] (step {cast(dict[str, Any], entry).get('id')!r})"
             error = error.replace(f"procedure.steps[{i}]", label)
     return error
-
-
-def _finish(
-    agent: AgentFolder, ok: _Accepted, refusals: tuple[str, ...], calls: int, tokens: list[int]
-) -> Derived:
-    return Derived(
-        path=agent.path,
-        before=agent.text,
-        after=ok.text,
-        prompt=ok.prompt,
-        entries=ok.entries,
-        new_steps=ok.new_steps,
-        discarded=ok.discarded,
-        renamed=ok.renamed,
-        refusals=refusals,
-        checklist=checklist(ok.text, ok.new_steps),
-        sources=agent.sources,
-        calls=calls,
-        tokens=(tokens[0], tokens[1]),
-    )
 
 
 def write_derived(derived: Derived) -> None:

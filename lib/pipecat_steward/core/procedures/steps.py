@@ -40,7 +40,7 @@ class CompletionKind(StrEnum):
     JUDGE = "judge"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class CompletionCriterion:
     """How a step completes: what the authored setting (or the body) says.
 
@@ -177,17 +177,17 @@ def _completion(
 ) -> CompletionCriterion:
     match s.complete_when:
         case VariableCompletion(expr=expr):
-            return CompletionCriterion(kind=CompletionKind.VARIABLE, expr=parse_condition(expr))
+            return CompletionCriterion(CompletionKind.VARIABLE, expr=parse_condition(expr))
         case ToolCompletion() as done:
             return CompletionCriterion(
-                kind=CompletionKind.TOOL,
+                CompletionKind.TOOL,
                 tool=done.tool,
                 component=done.component,
                 result_statuses=done.result_statuses,
                 result_path=done.result_path,
             )
         case JudgeCompletion(prompt=prompt):
-            return CompletionCriterion(kind=CompletionKind.JUDGE, judge=prompt)
+            return CompletionCriterion(CompletionKind.JUDGE, judge=prompt)
         case None:
             return _inferred(s, body, pills)
 
@@ -200,7 +200,7 @@ def _inferred(
         tool = tools[0] if tools else None
         component = components[0] if components else None
         return CompletionCriterion(
-            kind=CompletionKind.TOOL, tool=tool, component=component, inferred=True
+            CompletionKind.TOOL, tool=tool, component=component, inferred=True
         )
     criterion = normalize(body) or s.title or humanize(s.id)
-    return CompletionCriterion(kind=CompletionKind.JUDGE, judge=criterion, inferred=True)
+    return CompletionCriterion(CompletionKind.JUDGE, judge=criterion, inferred=True)
