@@ -26,6 +26,7 @@ from pipecat_steward.core.procedures.state import (
     ProcedureState,
     StepState,
     armed_checklists,
+    armed_steps,
     current_step,
     ready,
     step_state,
@@ -215,7 +216,7 @@ def claim_backed(
     ready and still open: an unrelated tool's success does not make "your copay has been charged" true.
     Otherwise it is backed when a tool acted this turn.
     """
-    armed = [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
+    armed = armed_steps(procs, state)
     claims = [c for c in re.split(r"(?<=[.!?;])\s+", text) if claims_completion(c)]
     said = _vocabulary(" ".join(claims))
     if any(said & _step_vocabulary(s) and ready(procs, s, variables) for s in armed):

@@ -21,7 +21,7 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
     StepState,
-    armed_checklists,
+    armed_steps,
     current_step,
     step_state,
 )
@@ -145,7 +145,7 @@ def build_request(
     reason: AssessReason,
 ) -> AssessmentRequest:
     """Build the request for ``requirements`` over the armed checklists and the ledger."""
-    steps = [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
+    steps = armed_steps(procs, state)
     current = current_step(procs, state, variables)
     parts = [
         _checklist(steps, current, variables),

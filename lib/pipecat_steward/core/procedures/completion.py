@@ -23,6 +23,7 @@ from pipecat_steward.core.procedures.state import (
     StepState,
     Writer,
     armed_checklists,
+    armed_steps,
     current_step,
     done_name,
     na_name,
@@ -51,10 +52,6 @@ def sync_current(procs: CompiledProcedures, state: ProcedureState, writer: Write
     writer.set(CURRENT_STEP, step.id if step else None)
 
 
-def _armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[ProcedureStep]:
-    return [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
-
-
 def settle_variables(
     procs: CompiledProcedures, state: ProcedureState, writer: Writer, changed: set[str] | None
 ) -> None:
@@ -64,7 +61,7 @@ def settle_variables(
     while True:
         done = [
             s
-            for s in _armed_steps(procs, state)
+            for s in armed_steps(procs, state)
             if s.kind is CompletionKind.VARIABLE
             and s.expr is not None
             and (watch is None or _reads(s) & watch)
@@ -151,7 +148,7 @@ def _tool_steps(
 ) -> list[ProcedureStep]:
     return [
         s
-        for s in _armed_steps(procs, state)
+        for s in armed_steps(procs, state)
         if _matches(s, tool, component) and step_state(s, variables) is StepState.OPEN
     ]
 

@@ -31,6 +31,7 @@ __all__ = [
     "Writer",
     "applies",
     "armed_checklists",
+    "armed_steps",
     "current_step",
     "done_name",
     "holds",
@@ -241,6 +242,11 @@ def armed_checklists(procs: CompiledProcedures, state: ProcedureState) -> tuple[
         compiled = procs.scopes.get(scope)
         keys.extend(compiled.checklists if compiled else ())
     return tuple(dict.fromkeys(keys))
+
+
+def armed_steps(procs: CompiledProcedures, state: ProcedureState) -> list[ProcedureStep]:
+    """The steps of every armed checklist, in armed order (innermost scope first)."""
+    return [s for k in armed_checklists(procs, state) for s in procs.checklist_steps(k)]
 
 
 def _conditional_active(checklist: Checklist, variables: Mapping[str, object]) -> bool:

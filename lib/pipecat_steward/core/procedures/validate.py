@@ -188,7 +188,9 @@ def _closed_judge_gates(procs: CompiledProcedures) -> list[Issue]:
     for step in procs.steps.values():
         if not step.irreversible or step.fail_mode is not FailMode.CLOSED:
             continue
-        judged = [a for a in procs.ancestors[step.id] if procs.steps[a].kind is CompletionKind.JUDGE]
+        judged = [
+            a for a in procs.ancestors[step.id] if procs.steps[a].kind is CompletionKind.JUDGE
+        ]
         if judged:
             message = (
                 f"irreversible step {step.id!r} (fail mode closed) waits on judge step(s) "
