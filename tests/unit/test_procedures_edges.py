@@ -17,6 +17,7 @@ from pipecat_steward.core.procedures import (
     Verdict,
     Veto,
     apply_verdict,
+    arm,
     compile_procedures,
     decide_gate,
     disarm,
@@ -159,6 +160,28 @@ def test_a_completed_irreversible_step_vetoes_a_repeat_and_names_the_earlier_res
     assert remember_block(paid.state, again) == paid.state  # no "you may resume" later
 
 
+def _visit_a_topic(procs: CompiledProcedures, u: Any) -> Any:
+    there = arm(procs, u.state, u.variables, "billing")
+    return disarm(procs, there.state, there.variables, "billing")
+
+
+MOVES = {
+    "re-arming the main scope": lambda procs, u: arm(procs, u.state, u.variables, "main"),
+    "entering a topic": lambda procs, u: enter_topic(procs, u.state, u.variables, "billing"),
+    "leaving a topic": _visit_a_topic,
+}
+
+
+@pytest.mark.parametrize("move", MOVES.values(), ids=list(MOVES))
+def test_a_scope_change_keeps_the_earlier_result_a_repeat_veto_names(move: Any) -> None:
+    procs, u = clinic_ready_to_pay(copay_amount=40)
+    paid = on_tool_result(procs, u.state, u.variables, "collect_payment", RECEIPT).update
+    moved = move(procs, paid)
+    again = decide_gate(procs, moved.state, moved.variables, "collect_payment")
+    assert isinstance(again, Veto) and again.reason == "already_done"
+    assert again.earlier is not None and "rcpt-pat-1815-40.00" in again.earlier
+
+
 @pytest.mark.parametrize("tool_result", [RECEIPT, {"status": "ok"}, {"success": True}, "charged"])
 def test_a_repeatable_irreversible_step_allows_its_tool_again(tool_result: object) -> None:
     procs = compile_one(
@@ -217,7 +240,9 @@ def test_a_deterministic_step_done_out_of_order_is_the_last_violation() -> None:
     procs, u = clinic_ready_to_pay(copay_amount=40)
     summary = on_tool_result(procs, u.state, u.variables, "send_visit_summary", {"status": "sent"})
     violation = summary.update.state.last_violation("scope:main")
-    assert violation is not None and violation.kind == "skipped_step" and violation.step == "summary"
+    assert (
+        violation is not None and violation.kind == "skipped_step" and violation.step == "summary"
+    )
     assert "Take the copay" in violation.detail
     status: Any = procedure_status(procs, summary.update.state, summary.update.variables)
     assert status["procedures"][0]["last_violation"]["step"] == "summary"
@@ -234,10 +259,16 @@ CLAIMS_AFTER_SUMMARY = [
 
 
 @pytest.mark.parametrize(("claim", "backed"), CLAIMS_AFTER_SUMMARY)
-def test_a_claim_is_backed_only_by_the_tool_that_completes_the_claimed_step(claim: str, backed: bool) -> None:
+def test_a_claim_is_backed_only_by_the_tool_that_completes_the_claimed_step(
+    claim: str, backed: bool
+) -> None:
     procs, u = clinic_ready_to_pay(copay_amount=40)
-    after = on_tool_result(procs, u.state, u.variables, "send_visit_summary", {"status": "sent"}).update
-    assert claim_backed(procs, after.state, after.variables, claim, ("send_visit_summary",)) is backed
+    after = on_tool_result(
+        procs, u.state, u.variables, "send_visit_summary", {"status": "sent"}
+    ).update
+    assert (
+        claim_backed(procs, after.state, after.variables, claim, ("send_visit_summary",)) is backed
+    )
     decision = decide_assessment(
         procs,
         after.state,
@@ -252,6 +283,8 @@ def test_a_claim_is_backed_only_by_the_tool_that_completes_the_claimed_step(clai
 def test_the_completing_tool_backs_its_claim() -> None:
     procs, u = clinic_ready_to_pay(copay_amount=40)
     paid = on_tool_result(procs, u.state, u.variables, "collect_payment", RECEIPT).update
-    assert claim_backed(procs, paid.state, paid.variables, "Your copay has been charged.", ("collect_payment",))
+    assert claim_backed(
+        procs, paid.state, paid.variables, "Your copay has been charged.", ("collect_payment",)
+    )
     assert claim_backed(procs, paid.state, paid.variables, "All set!", ("collect_payment",))
     assert not claim_backed(procs, u.state, u.variables, "All set!", ())

@@ -4,12 +4,14 @@ Arming a scope seeds ``proc_<id>_done`` / ``proc_<id>_na`` (False) for every ste
 checklists it arms and ``proc_current_step``, with setdefault semantics: a value the host
 seeded already wins. Evidence already on the blackboard completes variable steps at once.
 Leaving a topic clears its own ungrouped ``proc_*`` names and this visit's observations; named
-groups keep their progress across hops.
+groups keep their progress across hops. The receipts of irreversible results survive every
+scope change, so a vetoed repeat names the earlier result in whichever scope it is tried.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from pipecat_steward.core.procedures.compiler import MAIN, CompiledProcedures
 from pipecat_steward.core.procedures.completion import settle_variables, sync_current
@@ -50,13 +52,7 @@ def arm(
         scope: The scope entered (``main`` or a topic name); unknown scopes arm nothing.
     """
     scopes = state.scopes if scope in state.scopes else (*state.scopes, scope)
-    new_state = ProcedureState(
-        scopes,
-        state.blocked,
-        state.empty_results,
-        state.violations,
-        state.visit + (scope not in state.scopes),
-    )
+    new_state = replace(state, scopes=scopes, visit=state.visit + (scope not in state.scopes))
     writer = Writer.over(variables)
     compiled = procs.scopes.get(scope)
     for key in compiled.checklists if compiled else ():
@@ -87,7 +83,7 @@ def disarm(
         writer.delete(done_name(step_id))
         writer.delete(na_name(step_id))
     violations = tuple((k, v) for k, v in state.violations if k in armed)
-    new_state = ProcedureState(remaining, (), (), violations, new_state.visit)
+    new_state = replace(new_state, violations=violations, receipts=state.receipts)
     if armed:
         sync_current(procs, new_state, writer)
     else:
