@@ -12,7 +12,6 @@ from pipecat_steward.core.monitor import (
     Deliver,
     LadderState,
     Observe,
-    Queue,
     Watchdog,
     arm_watchdog,
     disarm_watchdog,
@@ -43,7 +42,8 @@ def test_a_violation_needs_the_same_finding_on_two_consecutive_checks() -> None:
     ladder, first = climb(LadderState(), SKIP)
     assert first == Observe("needs the same finding on the next check")
     ladder, second = climb(ladder, SKIP, 1.0)
-    assert isinstance(second, Queue) and second.correction.severity is Severity.NOTE
+    assert isinstance(second, Deliver) and second.when == "queued"
+    assert second.correction.severity is Severity.NOTE
     assert second.correction.expires_at == 1.0 + NOTE_TTL_S
 
 
@@ -104,7 +104,8 @@ def test_a_hallucinated_completion_of_an_unfired_irreversible_step_is_severe() -
     claim = ProcedureViolation("hallucination", "pay", "said the card was charged")
     ladder, _ = climb(LadderState(), claim, procs=procs, state=state, variables=variables)
     ladder, outcome = climb(ladder, claim, procs=procs, state=state, variables=variables)
-    assert isinstance(outcome, Deliver) and outcome.correction.severity is Severity.SEVERE
+    assert isinstance(outcome, Deliver) and outcome.when == "now"
+    assert outcome.correction.severity is Severity.SEVERE
     assert ladder.spent_on("pay") == 1
 
 

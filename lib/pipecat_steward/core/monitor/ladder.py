@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
@@ -43,7 +44,6 @@ __all__ = [
     "LadderOutcome",
     "LadderState",
     "Observe",
-    "Queue",
     "correction_text",
     "grant",
     "on_finding",
@@ -97,20 +97,18 @@ class Observe:
 
 
 @dataclass(frozen=True, slots=True)
-class Queue:
-    """Queue ``correction`` for the caller's next final transcript (or the next tool result)."""
-
-    correction: Correction
-
-
-@dataclass(frozen=True, slots=True)
 class Deliver:
-    """Deliver ``correction`` now (severe: interrupt first)."""
+    """Deliver ``correction`` ``when``.
+
+    ``"now"`` (severe: interrupt first), or ``"queued"`` for the caller's next final
+    transcript (or the next tool result), where :func:`take_due` hands it out.
+    """
 
     correction: Correction
+    when: Literal["now", "queued"]
 
 
-LadderOutcome = Observe | Queue | Deliver
+LadderOutcome = Observe | Deliver
 
 _TEMPLATES: Mapping[ViolationKind, str] = {
     "skipped_step": "The step '{title}' is not complete; do not move past it.",
@@ -245,8 +243,8 @@ def _route(
     if why is not None:
         return ladder, Observe(why)
     if c.severity is Severity.SEVERE:
-        return _spend(ladder, c), Deliver(c)
-    return replace(ladder, queue=(*ladder.queue, c)), Queue(c)
+        return _spend(ladder, c), Deliver(c, "now")
+    return replace(ladder, queue=(*ladder.queue, c)), Deliver(c, "queued")
 
 
 def take_due(
