@@ -129,6 +129,12 @@ def test_the_watchdog_nudges_once_after_four_seconds() -> None:
     assert fire_watchdog(wd, procs, state, variables, 14.5)[1] is None
     wd, nudge = fire_watchdog(wd, procs, state, variables, 16.0)
     assert nudge is not None and nudge.step == "lookup" and nudge.severity is Severity.NUDGE
+    assert nudge.kind is None and "nothing ran" in nudge.text
+    assert (nudge.created_at, nudge.expires_at, nudge.visit) == (
+        16.0,
+        16.0 + NOTE_TTL_S,
+        state.visit,
+    )
     again = arm_watchdog(wd, procs, state, variables, "I'll look that up now.", 20.0)
     assert not again.armed  # one nudge per step
 

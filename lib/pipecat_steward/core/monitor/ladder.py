@@ -44,6 +44,7 @@ __all__ = [
     "LadderOutcome",
     "LadderState",
     "Observe",
+    "correction_for",
     "correction_text",
     "grant",
     "on_finding",
@@ -127,6 +128,22 @@ def correction_text(
     guidance = step.short_guidance[:_GUIDANCE_LIMIT] or (suggestion or "")[:_GUIDANCE_LIMIT]
     tail = f" Next: {guidance}" if guidance else ""
     return f"{PREFIX} {head.format(title=step.title)}{tail}"
+
+
+def correction_for(
+    step: ProcedureStep,
+    kind: ViolationKind | None,
+    severity: Severity,
+    now: float,
+    visit: int,
+    suggestion: str | None = None,
+) -> Correction:
+    """A correction of ``step`` made ``now``, worded by :func:`correction_text`.
+
+    It belongs to the step's checklist and the topic ``visit``, and expires ``NOTE_TTL_S`` later.
+    """
+    text = correction_text(kind, step, suggestion)
+    return Correction(step.id, step.checklist, kind, severity, text, now, now + NOTE_TTL_S, visit)
 
 
 def _open_and_armed(
@@ -220,17 +237,7 @@ def on_finding(
     if owner is None or not _open_and_armed(procs, state, variables, owner.id):
         return ladder, Observe("step is no longer open")
     severity = _severity(procs, owner, violation.kind)
-    text = correction_text(violation.kind, owner, suggestion)
-    c = Correction(
-        owner.id,
-        owner.checklist,
-        violation.kind,
-        severity,
-        text,
-        now,
-        now + NOTE_TTL_S,
-        state.visit,
-    )
+    c = correction_for(owner, violation.kind, severity, now, state.visit, suggestion)
     return _route(ladder, c, procs)
 
 
