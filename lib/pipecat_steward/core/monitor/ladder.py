@@ -99,10 +99,10 @@ class Observe:
 
 @dataclass(frozen=True, slots=True)
 class Deliver:
-    """Deliver ``correction`` ``when``.
+    """Deliver ``correction``, either ``"now"`` or ``"queued"``.
 
-    ``"now"`` (severe: interrupt first), or ``"queued"`` for the caller's next final
-    transcript (or the next tool result), where :func:`take_due` hands it out.
+    Now for a severe finding (interrupt first); queued for the caller's next final transcript
+    (or the next tool result), where :func:`take_due` hands it out.
     """
 
     correction: Correction
