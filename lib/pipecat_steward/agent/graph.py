@@ -179,17 +179,32 @@ def _step_lines(step: ProcedureStep) -> tuple[str, ...]:
     return tuple(lines)
 
 
+# --- How each kind of node looks ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Look:
+    """How one kind of node is drawn: its Mermaid brackets and its DOT shape, style and fill."""
+
+    mermaid: tuple[str, str]
+    dot_shape: str
+    dot_style: str
+    fill: str
+
+
+_LOOK: dict[Kind, _Look] = {
+    "slot": _Look(('["', '"]'), "box", "rounded,filled", "#e8f1fd"),
+    "auto_slot": _Look(('[/"', '"/]'), "parallelogram", "filled", "#eef7ea"),
+    "task": _Look(('[["', '"]]'), "box3d", "filled", "#fdf1e3"),
+    "readback": _Look(('(["', '"])'), "oval", "filled", "#fdf9e0"),
+    "intent": _Look(('>"', '"]'), "cds", "filled", "#e6f6f6"),
+    "step": _Look(('("', '")'), "box", "rounded,filled", "#f1ecfb"),
+    "gate": _Look(('{{"', '"}}'), "hexagon", "filled", "#fbe6e6"),
+}
+
+
 # --- Mermaid ---------------------------------------------------------------------------------
 
-_MERMAID_SHAPE = {
-    "slot": ('["', '"]'),
-    "auto_slot": ('[/"', '"/]'),
-    "task": ('[["', '"]]'),
-    "readback": ('(["', '"])'),
-    "intent": ('>"', '"]'),
-    "step": ('("', '")'),
-    "gate": ('{{"', '"}}'),
-}
 _MERMAID_ARROW = {"solid": "-->", "dashed": "-.->", "dotted": "-.-"}
 
 
@@ -205,7 +220,7 @@ def to_mermaid(graph: Graph) -> str:
         if title:
             lines.append(f'  subgraph c{number}["{_mermaid_text(title)}"]')
         for node in nodes:
-            left, right = _MERMAID_SHAPE[node.kind]
+            left, right = _LOOK[node.kind].mermaid
             label = "<br/>".join(_mermaid_text(line) for line in node.lines)
             lines.append(f"{indent}{node.id}{left}{label}{right}")
         if title:
@@ -218,25 +233,6 @@ def to_mermaid(graph: Graph) -> str:
 
 
 # --- DOT -------------------------------------------------------------------------------------
-
-_DOT_SHAPE = {
-    "slot": "box",
-    "auto_slot": "parallelogram",
-    "task": "box3d",
-    "readback": "oval",
-    "intent": "cds",
-    "step": "box",
-    "gate": "hexagon",
-}
-_DOT_STYLE = {  # style, fill colour
-    "slot": ("rounded,filled", "#e8f1fd"),
-    "auto_slot": ("filled", "#eef7ea"),
-    "task": ("filled", "#fdf1e3"),
-    "readback": ("filled", "#fdf9e0"),
-    "intent": ("filled", "#e6f6f6"),
-    "step": ("rounded,filled", "#f1ecfb"),
-    "gate": ("filled", "#fbe6e6"),
-}
 
 
 def _dot_text(text: str) -> str:
@@ -260,10 +256,10 @@ def to_dot(graph: Graph) -> str:
         )
         for node in nodes:
             label = "\\n".join(_dot_text(line) for line in node.lines)
-            style, fill = _DOT_STYLE[node.kind]
+            look = _LOOK[node.kind]
             lines.append(
-                f'    {node.id} [label="{label}", shape={_DOT_SHAPE[node.kind]}, '
-                f'style="{style}", fillcolor="{fill}"];'
+                f'    {node.id} [label="{label}", shape={look.dot_shape}, '
+                f'style="{look.dot_style}", fillcolor="{look.fill}"];'
             )
         lines.append("  }")
     for edge in _known(graph):

@@ -31,13 +31,12 @@ from pipecat_steward.core.extraction import (
 )
 from pipecat_steward.core.procedures import current_step
 from pipecat_steward.pipecat.events import SessionEvent, Subscription, UserTranscript
+from pipecat_steward.pipecat.listener import SeatedListener
 from pipecat_steward.pipecat.redaction import (
     SECURE_CAPTURE_VARIABLE,
-    install_log_redaction,
     secrets_for,
 )
 from pipecat_steward.pipecat.steward import Steward
-from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
 
@@ -63,8 +62,11 @@ class ExtractorStats:
     by_turn: dict[int, dict[str, Any]] = field(default_factory=lambda: {})
 
 
-class EntityExtractor:
+class EntityExtractor(SeatedListener):
     """The extractor of one session (see the module docstring)."""
+
+    seat = "extractor"
+    label = "entity extractor"
 
     def __init__(
         self,
@@ -92,35 +94,9 @@ class EntityExtractor:
         self._sub: Subscription | None = None
         self._instruction = stage.prompts.get("extraction") or DEFAULT_PROMPTS["extraction"]
 
-    def start(self) -> EntityExtractor:
-        """Subscribe to the relay bus (not with ``STEWARD_MONITOR_ENABLED=0``).
-
-        A steward has one extractor: one attached before (the automatic one) is detached.
-        """
-        previous = self.steward.extractor
-        if previous is not None and previous is not self:
-            previous.detach()
-        self.steward.extractor = None
-        if not monitor_enabled():
-            logger.info("entity extractor disabled by STEWARD_MONITOR_ENABLED=0")
-            return self
-        install_log_redaction()
-        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="entity-extractor")
-        self.steward.extractor = self
-        return self
-
-    def detach(self) -> None:
-        """Stop extracting: unsubscribe and cancel a running extraction."""
-        if self._sub is not None:
-            self.steward.relay.bus.unsubscribe(self._sub)
-            self._sub = None
+    def _unplug(self) -> None:
         if self._task is not None:
             self._task.cancel()
-        if self.steward.extractor is self:
-            self.steward.extractor = None
-        held = self.steward.supervision
-        if held is not None and held.extractor is self:
-            self.steward.supervision = None  # what attach_supervision attached is gone
 
     async def drain(self) -> None:
         """Wait until no extraction is running or pending."""

@@ -81,10 +81,10 @@ from pipecat_steward.pipecat.events import (
     UserStartedSpeaking,
     UserTranscript,
 )
+from pipecat_steward.pipecat.listener import SeatedListener
 from pipecat_steward.pipecat.providers import ProviderAdapter, adapter_for
-from pipecat_steward.pipecat.redaction import install_log_redaction, secrets_for
+from pipecat_steward.pipecat.redaction import secrets_for
 from pipecat_steward.pipecat.steward import Steward
-from pipecat_steward.pipecat.switch import monitor_enabled
 from pipecat_steward.runtime.oversight import Oversight
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.slm import DEFAULT_PROMPTS, SLMClient, SLMStage, compose_system
@@ -121,8 +121,11 @@ class MonitorStats:
     by_turn: dict[int, int] = field(default_factory=lambda: {})
 
 
-class ProcedureMonitor:
+class ProcedureMonitor(SeatedListener):
     """The monitor of one session (see the module docstring)."""
+
+    seat = "monitor"
+    label = "procedure monitor"
 
     def __init__(
         self,
@@ -172,39 +175,15 @@ class ProcedureMonitor:
 
     # -- wiring ---------------------------------------------------------------------------
 
-    def start(self) -> ProcedureMonitor:
-        """Subscribe to the relay bus and plug the judge (and, if riding, the rider) into the oversight.
-
-        A steward has one monitor: a monitor attached before (the automatic one) is detached
-        first. With ``STEWARD_MONITOR_ENABLED=0`` nothing is subscribed: gates stay
-        deterministic.
-        """
-        previous = self.steward.monitor
-        if previous is not None and previous is not self:
-            previous.detach()
-        self.steward.monitor = None
-        if not monitor_enabled():
-            logger.info("procedure monitor disabled by STEWARD_MONITOR_ENABLED=0")
-            return self
-        install_log_redaction()
-        self._sub = self.steward.relay.bus.subscribe(self.on_event, name="procedure-monitor")
+    def _plug(self) -> None:
+        """Plug the judge (and, if riding, the rider) into the oversight."""
         self.oversight.plug(self.judge, self.take_rider if self.rider else None)
-        self.steward.monitor = self
-        return self
 
-    def detach(self) -> None:
-        """Stop watching: unsubscribe, stop judging and riding, cancel background work."""
-        if self._sub is not None:
-            self.steward.relay.bus.unsubscribe(self._sub)
-            self._sub = None
+    def _unplug(self) -> None:
+        """Stop judging and riding, cancel background work."""
         self.oversight.unplug(self.judge, self.take_rider)
         for task in list(self._tasks):
             task.cancel()
-        if self.steward.monitor is self:
-            self.steward.monitor = None
-        held = self.steward.supervision
-        if held is not None and held.monitor is self:
-            self.steward.supervision = None  # what attach_supervision attached is gone
 
     @property
     def active(self) -> bool:
@@ -370,7 +349,9 @@ class ProcedureMonitor:
             )
         except Exception as err:  # SLMError and anything else: supervision silence, not harm
             self.stats.failures += 1
-            logger.warning(f"procedure monitor: assessment failed, failing open: {redact(str(err))}")
+            logger.warning(
+                f"procedure monitor: assessment failed, failing open: {redact(str(err))}"
+            )
             return None
         sup = self.session.supervisor
         assert sup is not None

@@ -13,9 +13,9 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
@@ -24,19 +24,15 @@ from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.core.slots import Chooser
-from pipecat_steward.core.state import SessionState
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
-from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.driver import Driver
-from pipecat_steward.runtime.engine import open_session
-from pipecat_steward.runtime.handover import HandoverCallback
-from pipecat_steward.runtime.session import ConflictListener, Judge, StewardSession
+from pipecat_steward.runtime.engine import SessionOptions, open_session
+from pipecat_steward.runtime.session import ConflictListener, StewardSession
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.extractor import EntityExtractor
@@ -59,37 +55,18 @@ class Steward:
         self,
         agent: Agent,
         *,
-        state: SessionState | None = None,
-        rng: Chooser | None = None,
-        event_data: Mapping[str, Any] | None = None,
-        channel: str | None = None,
         extra_tools: Iterable[FunctionSchema] = (),
-        judge: Judge | None = None,
-        gate_timeout_s: float | None = None,
-        checkpointer: Checkpointer | None = None,
         clock: Callable[[], str] | None = None,
-        task_timeout_s: float | None = None,
-        on_handover: HandoverCallback | None = None,
         call_id: str | None = None,
         supervise: bool = True,
         events: EventPublisher | None = None,
+        **options: Unpack[SessionOptions],
     ) -> None:
         self.agent = agent
         self.supervise = supervise
         self.monitor: ProcedureMonitor | None = None
         self.extractor: EntityExtractor | None = None
         self.supervision: Supervision | None = None
-        options: dict[str, Any] = dict(
-            state=state,
-            rng=rng,
-            event_data=event_data,
-            channel=channel,
-            judge=judge,
-            gate_timeout_s=gate_timeout_s,
-            checkpointer=checkpointer,
-            task_timeout_s=task_timeout_s,
-            on_handover=on_handover,
-        )
         self.session: StewardSession = open_session(agent, clock=clock, call_id=call_id, **options)
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)

@@ -6,14 +6,32 @@ harness) builds its session here, so an agent runs on the same engine on every p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, Unpack
 
 from pipecat_steward.agent.loader import Agent
-from pipecat_steward.runtime.session import StewardSession
+from pipecat_steward.core.slots import Chooser
+from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.checkpointing import Checkpointer
+from pipecat_steward.runtime.handover import HandoverCallback
+from pipecat_steward.runtime.session import Judge, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
 
-__all__ = ["open_session"]
+__all__ = ["SessionOptions", "open_session"]
+
+
+class SessionOptions(TypedDict, total=False):
+    """The session options a host passes through to ``StewardSession`` (each optional)."""
+
+    state: SessionState | None
+    rng: Chooser | None
+    event_data: Mapping[str, Any] | None
+    channel: str | None
+    judge: Judge | None
+    gate_timeout_s: float | None
+    checkpointer: Checkpointer | None
+    task_timeout_s: float | None
+    on_handover: HandoverCallback | None
 
 
 def open_session(
@@ -21,7 +39,7 @@ def open_session(
     *,
     clock: Callable[[], str] | None = None,
     call_id: str | None = None,
-    **options: Any,
+    **options: Unpack[SessionOptions],
 ) -> StewardSession:
     """A new session of ``agent``'s engine.
 

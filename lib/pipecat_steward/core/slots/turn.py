@@ -7,6 +7,7 @@ hints and debug entries. ``finish`` turns the collected pieces into the final ``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from pipecat_steward.core.slots import prompt
 from pipecat_steward.core.slots.action import Action, Chooser, DebugEntry, Hint, Phase, ToolCall
@@ -50,52 +51,26 @@ class Draft:
         self.calls = calls
 
 
+@dataclass(slots=True, eq=False)
 class Turn:
     """One invocation in progress. Stages read and change ``state`` and the collectors."""
 
-    __slots__ = (
-        "announce_force",
-        "announce_messages",
-        "asks",
-        "events",
-        "first_turn",
-        "flow",
-        "fresh_deferred",
-        "hints",
-        "promoted_now",
-        "readback_transition",
-        "response",
-        "rng",
-        "state",
-        "task_message",
-        "user_text",
-        "yielded",
-    )
-
-    def __init__(
-        self,
-        flow: CompiledFlow,
-        state: SessionState,
-        user_text: str,
-        rng: Chooser | None,
-        first_turn: bool,
-    ) -> None:
-        self.flow = flow
-        self.state = state
-        self.user_text = user_text
-        self.rng = rng
-        self.first_turn = first_turn
-        self.events: list[DebugEntry] = []
-        self.hints: list[Hint] = []
-        self.announce_messages: list[str] = []
-        self.announce_force = False
-        self.task_message = ""
-        self.response: list[ResponsePart] = []
-        self.fresh_deferred: list[str] = []
-        self.promoted_now: list[str] = []
-        self.asks: tuple[str, ...] = ()
-        self.readback_transition = False
-        self.yielded = False
+    flow: CompiledFlow
+    state: SessionState
+    user_text: str
+    rng: Chooser | None
+    first_turn: bool
+    events: list[DebugEntry] = field(default_factory=lambda: [])
+    hints: list[Hint] = field(default_factory=lambda: [])
+    announce_messages: list[str] = field(default_factory=lambda: [])
+    announce_force: bool = False
+    task_message: str = ""
+    response: list[ResponsePart] = field(default_factory=lambda: [])
+    fresh_deferred: list[str] = field(default_factory=lambda: [])
+    promoted_now: list[str] = field(default_factory=lambda: [])
+    asks: tuple[str, ...] = ()
+    readback_transition: bool = False
+    yielded: bool = False
 
     def begin(self) -> None:
         """Count the invocation and, for a caller turn, the turn and the steer-back counter."""

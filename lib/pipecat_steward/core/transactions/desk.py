@@ -23,25 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, assert_never
 
-from pipecat_steward.core.slots.action import Action, DebugEntry, ToolCall
+from pipecat_steward.core.slots.action import Action, DebugEntry, Phase, ToolCall
 from pipecat_steward.core.slots.affirm import is_affirmation, is_affirmative
 from pipecat_steward.core.slots.answer_first import answer_question_first
 from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.readback import render
-from pipecat_steward.core.transactions.execution import (
-    ConfirmedByCode,
-    apply_confirmation,
-    confirmation_gate,
-    confirmation_text,
-    mark_reported,
-    pending_execution,
-    pre_validation_call,
-    record_pre_validation,
-    record_pre_validation_failure,
-    record_result,
-    route_confirmation,
-    unreported_outcome,
-)
+from pipecat_steward.core.transactions import execution
 from pipecat_steward.core.transactions.intents import CONFIRM_TOOL
 from pipecat_steward.core.transactions.lifecycle import (
     apply,
@@ -178,11 +165,11 @@ def caller_turn(ctx: DeskContext, desk: Desk, text: str) -> Turned:
     if offer is not None and txn is None and is_affirmative(text):
         return continue_turn(ctx, _take(ctx, desk, offer))
     if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
-        gate = confirmation_gate(desk.state, text)
-        if not isinstance(gate, ConfirmedByCode):
+        gate = execution.confirmation_gate(desk.state, text)
+        if not isinstance(gate, execution.ConfirmedByCode):
             return Turned(desk, prompt_model(ctx, desk))  # only confirm/reject/correct visible
         desk = _log(ctx, desk, "transaction_confirmed", by="code")
-        state = apply_confirmation(
+        state = execution.apply_confirmation(
             ctx.intents.catalog, desk.state, gate, scope=ctx.scope, at=ctx.at
         )
         desk = replace(desk, state=state)
@@ -194,8 +181,10 @@ def route_calls(ctx: DeskContext, desk: Desk) -> Turned:
     calls, desk = desk.calls, replace(desk, calls=())
     catalog, was = ctx.intents.catalog, desk.state.active_transaction
     if was is not None and was.status == S.AWAITING_CONFIRMATION:
-        decision = route_confirmation(catalog, desk.state, list(calls))
-        state = apply_confirmation(catalog, desk.state, decision, scope=ctx.scope, at=ctx.at)
+        decision = execution.route_confirmation(catalog, desk.state, list(calls))
+        state = execution.apply_confirmation(
+            catalog, desk.state, decision, scope=ctx.scope, at=ctx.at
+        )
     else:
         decision = route_turn(catalog, desk.state, TurnInputs(calls, {}, desk.words))
         state = apply(catalog, desk.state, decision, at=ctx.at)
@@ -212,17 +201,17 @@ def continue_turn(ctx: DeskContext, desk: Desk) -> Turned:
     catalog, state = ctx.intents.catalog, desk.state
     if desk.announce:
         return _after_outcome(ctx, replace(desk, announce=""), desk.announce)
-    if (told := unreported_outcome(state)) is not None:
-        desk = replace(desk, state=mark_reported(state))
+    if (told := execution.unreported_outcome(state)) is not None:
+        desk = replace(desk, state=execution.mark_reported(state))
         return _after_outcome(ctx, desk, outcome_text(ctx.intents, told))
-    if (pre := pre_validation_call(catalog, state)) is not None:
+    if (pre := execution.pre_validation_call(catalog, state)) is not None:
         return _run(desk, ToolCall(pre.tool, dict(pre.arguments), "executor", PRE_VALIDATION_TASK))
-    if (run := pending_execution(catalog, state)) is not None:
+    if (run := execution.pending_execution(catalog, state)) is not None:
         args = {**run.arguments, "idempotency_key": run.idempotency_key}
         return _run(desk, ToolCall(run.tool, args, "executor", EXECUTOR_TASK))
     txn = state.active_transaction
     if txn is not None and txn.status == S.AWAITING_CONFIRMATION:
-        return _say(desk, confirmation_text(catalog, state), "readback")
+        return _say(desk, execution.confirmation_text(catalog, state), "readback")
     return Turned(desk, prompt_model(ctx, desk))
 
 
@@ -235,7 +224,7 @@ def ran(ctx: DeskContext, desk: Desk, call: ToolCall, result: Mapping[str, Any],
     """Record the result of a pre-validation or executor call ``continue_turn`` asked for."""
     if call.task == EXECUTOR_TASK:
         key = str(call.args.get("idempotency_key"))
-        state = record_result(desk.state, key=key, ok=ok, result=dict(result), at=ctx.at)
+        state = execution.record_result(desk.state, key=key, ok=ok, result=dict(result), at=ctx.at)
         return replace(desk, state=state)
     return _pre_validated(ctx, desk, result, ok)
 
@@ -269,26 +258,9 @@ def to_action(ctx: DeskContext, desk: Desk, next_: Next) -> tuple[Desk, Action]:
     visible = frozenset(visible_tools(ctx.intents.catalog, desk.state))
     match next_:
         case Speak(text=text, phase=phase):
-            action = Action(
-                phase=phase,
-                status="in_progress",
-                visible_tools=visible,
-                directive=text,
-                preempt=True,
-                force_preempt=True,
-                message=text,
-                events=events,
-            )
+            action = _spoken(phase, text, events, visible=visible, directive=text)
         case RunTool(call=call, lead=lead):
-            action = Action(
-                phase="collection",
-                status="in_progress",
-                preempt=True,
-                force_preempt=True,
-                message=lead,
-                calls=(call,),
-                events=events,
-            )
+            action = _spoken("collection", lead, events, calls=(call,))
         case PromptModel(directive=directive):
             suffix = (
                 f"{SENTINEL}\n{_PROTOCOL}\n<system_directive>\n{directive}\n</system_directive>"
@@ -304,6 +276,29 @@ def to_action(ctx: DeskContext, desk: Desk, next_: Next) -> tuple[Desk, Action]:
         case _:  # pragma: no cover - the union is closed
             assert_never(next_)
     return desk, answer_question_first(action, desk.words)
+
+
+def _spoken(
+    phase: Phase,
+    message: str,
+    events: tuple[DebugEntry, ...],
+    *,
+    visible: frozenset[str] = frozenset(),
+    directive: str = "",
+    calls: tuple[ToolCall, ...] = (),
+) -> Action:
+    """Code speaks ``message`` itself (the model is preempted), after running ``calls``."""
+    return Action(
+        phase,
+        "in_progress",
+        visible_tools=visible,
+        directive=directive,
+        preempt=True,
+        force_preempt=True,
+        message=message,
+        calls=calls,
+        events=events,
+    )
 
 
 # --- steps ------------------------------------------------------------------------------------
@@ -362,13 +357,15 @@ def _pre_validated(ctx: DeskContext, desk: Desk, result: Mapping[str, Any], ok: 
         return desk
     texts, state = ctx.intents.texts[txn.intent], desk.state
     if not ok:  # a backend error says nothing about eligibility: never "out of scope"
-        state = record_pre_validation_failure(state, result=dict(result), at=ctx.at)
+        state = execution.record_pre_validation_failure(state, result=dict(result), at=ctx.at)
         announce = render(texts.check_failed_say, {**txn.arguments})
         offer = Offer("retry", txn.intent, dict(txn.arguments))
         desk = replace(desk, state=state, announce=announce, offer=offer)
         return _log(ctx, desk, "transaction_check_failed", intent=txn.intent)
     eligible = bool(result.get("eligible", True))
-    state = record_pre_validation(state, eligible=eligible, result=dict(result), at=ctx.at)
+    state = execution.record_pre_validation(
+        state, eligible=eligible, result=dict(result), at=ctx.at
+    )
     if eligible:
         return replace(desk, state=state)
     return replace(

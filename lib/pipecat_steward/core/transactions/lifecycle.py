@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from pipecat_steward.core.transactions import routing
 from pipecat_steward.core.transactions.intents import (
     CANCEL_TOOL,
     CONFIRMATION_TOOLS,
@@ -22,16 +23,6 @@ from pipecat_steward.core.transactions.model import (
     TransactionState,
     TransactionStatus,
     require_consistent,
-)
-from pipecat_steward.core.transactions.routing import (
-    Cancel,
-    Clarify,
-    Fill,
-    Idle,
-    InterruptAndRoute,
-    RouteDecision,
-    Start,
-    StayAndIgnoreKeyword,
 )
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.exceptions import StateError
@@ -186,20 +177,20 @@ def resume(
 
 
 def apply(
-    catalog: Catalog, state: TransactionState, decision: RouteDecision, *, at: str
+    catalog: Catalog, state: TransactionState, decision: routing.RouteDecision, *, at: str
 ) -> TransactionState:
     """Carry out a routing decision (exhaustive over ``RouteDecision``)."""
     match decision:
-        case Fill(values=values):
+        case routing.Fill(values=values):
             return fill(catalog, state, values, at=at)
-        case Cancel(then_start=then):
+        case routing.Cancel(then_start=then):
             done = cancel(state, at=at)
             return start(catalog, done, then, at=at) if then else done
-        case InterruptAndRoute(intent=intent, arguments=arguments):
+        case routing.InterruptAndRoute(intent=intent, arguments=arguments):
             return interrupt(catalog, state, intent, arguments, at=at)
-        case Start(intent=intent, arguments=arguments):
+        case routing.Start(intent=intent, arguments=arguments):
             return start(catalog, state, intent, arguments, at=at)
-        case StayAndIgnoreKeyword() | Clarify() | Idle():
+        case routing.StayAndIgnoreKeyword() | routing.Clarify() | routing.Idle():
             return state
 
 
