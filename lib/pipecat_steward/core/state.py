@@ -155,8 +155,8 @@ class SessionState:
         """Return an independent copy (records are immutable, containers are copied).
 
         Written out field by field: ``step`` copies the state on every invocation, and this is
-        several times faster than ``dataclasses.replace``. ``_COPIED`` below checks at import
-        that it names every field.
+        several times faster than ``dataclasses.replace`` and twice as fast as a loop over
+        ``fields``. A unit test checks that it copies every field.
         """
         new = _new_state(SessionState)
         new.slots = self.slots.copy()
@@ -219,44 +219,6 @@ class SessionState:
 
 
 _new_state = object.__new__
-_COPIED = (
-    "slots",
-    "variables",
-    "task_results",
-    "succeeded",
-    "retries",
-    "slot_errors",
-    "just_completed",
-    "status",
-    "turn",
-    "invocation",
-    "revision",
-    "seen_revision",
-    "steer_back_turns",
-    "stall_turns",
-    "settled_count",
-    "hard_steer_yielded",
-    "auto_confirm_pending",
-    "readback_transition",
-    "had_pending",
-    "pending_turn",
-    "promoted",
-    "fresh_deferred",
-    "prefilled",
-    "last_asks",
-    "deflections",
-    "gate_user_text",
-    "gate_text_delivered",
-    "pending_payloads",
-    "channel",
-    "summary_task",
-    "summary_slots",
-    "summary_fingerprint",
-    "confirmed_summaries",
-    "summary_asked",
-)
-if [f.name for f in fields(SessionState)] != list(_COPIED):  # pragma: no cover - a new field
-    raise AssertionError("SessionState.copy must copy every field")
 
 
 def variable_changes(before: SessionState, after: SessionState) -> tuple[VariableChange, ...]:

@@ -14,14 +14,7 @@ from urllib.parse import quote
 from pipecat_steward.events.schema import CallStarted, Event
 from pipecat_steward.events.store import SessionSummary, decode, encode
 from pipecat_steward.exceptions import StoreError
-
-try:
-    import redis.asyncio as aredis
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "RedisEventStore needs the redis client: pip install 'pipecat-steward[redis]'"
-    ) from exc
+from pipecat_steward.storage.redis_client import Redis, RedisError, connect
 
 __all__ = ["RedisEventStore"]
 
@@ -34,8 +27,8 @@ class RedisEventStore:
         prefix: Key prefix; one Redis can hold several deployments under different prefixes.
     """
 
-    def __init__(self, url: str | aredis.Redis, *, prefix: str = "steward:events") -> None:
-        self.client = aredis.Redis.from_url(url) if isinstance(url, str) else url
+    def __init__(self, url: str | Redis, *, prefix: str = "steward:events") -> None:
+        self.client = connect(url)
         self.prefix = prefix
 
     def _stream(self, session: str) -> str:

@@ -7,21 +7,18 @@ every operation runs in a worker thread, so the event loop never waits on the di
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from pipecat_steward.events.schema import CallStarted, Event
 from pipecat_steward.events.store import SessionSummary, decode, encode
 from pipecat_steward.exceptions import StoreError
-from pipecat_steward.storage.sqlite_thread import run_locked
+from pipecat_steward.storage.sqlite_thread import ThreadedSQLite, connect
 
 __all__ = ["SQLiteEventStore"]
 
-T = TypeVar("T")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS steward_events (session TEXT NOT NULL, seq INTEGER NOT NULL, "
     "kind TEXT NOT NULL, t REAL NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session, seq))",
@@ -30,7 +27,7 @@ _SCHEMA = (
 )
 
 
-class SQLiteEventStore:
+class SQLiteEventStore(ThreadedSQLite):
     """Events in one SQLite file, safe across threads and processes.
 
     Args:
@@ -38,24 +35,17 @@ class SQLiteEventStore:
         busy_timeout: Seconds a writer waits for another process's write lock.
     """
 
+    what = "event database"
+
     def __init__(self, path: str | Path, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db = connect(self.path, busy_timeout)
             for statement in _SCHEMA:
                 self._db.execute(statement)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open event database {self.path}: {exc}") from exc
-
-    async def _run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.to_thread(self._locked, fn)
-
-    def _locked(self, fn: Callable[[], T]) -> T:
-        return run_locked(self._db, self._lock, fn, f"event database {self.path}")
 
     async def append(self, events: Sequence[Event]) -> None:
         await self._run(lambda: self._append(events))
@@ -96,6 +86,3 @@ class SQLiteEventStore:
         return [
             SessionSummary(str(r[0]), str(r[1]), float(r[2]), int(r[3]), float(r[4])) for r in rows
         ]
-
-    async def close(self) -> None:
-        await self._run(self._db.close)

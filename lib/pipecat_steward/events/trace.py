@@ -11,21 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pipecat_steward.events.schema import (
-    BotUtteranceEvent,
-    CallerTranscript,
-    ChecklistStatus,
-    DebugEvent,
-    EngineDecision,
-    Event,
-    GateDecision,
-    PayloadEvent,
-    SlotChange,
-    ToolCallEvent,
-    ToolResultEvent,
-    TransactionEvent,
-    TurnEnded,
-)
+from pipecat_steward.events import schema as ev
 
 __all__ = ["traces_from_events"]
 
@@ -35,18 +21,18 @@ class _Fold:
 
     def __init__(self) -> None:
         self.slots: dict[str, dict[str, Any]] = {}
-        self.checklists: dict[str, ChecklistStatus] = {}
+        self.checklists: dict[str, ev.ChecklistStatus] = {}
         self.current: str | None = None
         self.transaction: dict[str, Any] | None = None
 
-    def take(self, event: Event) -> None:
-        if isinstance(event, SlotChange):
+    def take(self, event: ev.Event) -> None:
+        if isinstance(event, ev.SlotChange):
             record = {"status": event.status, "value": event.value, "source": event.source}
             self.slots[event.slot] = record
-        elif isinstance(event, ChecklistStatus):
+        elif isinstance(event, ev.ChecklistStatus):
             self.checklists[event.procedure] = event
             self.current = event.current_step
-        elif isinstance(event, TransactionEvent):
+        elif isinstance(event, ev.TransactionEvent):
             self.transaction = dict(event.state)
 
     def checklist(self) -> dict[str, Any] | None:
@@ -56,12 +42,12 @@ class _Fold:
         return {"current": self.current, "steps": steps}
 
 
-def traces_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
+def traces_from_events(events: Iterable[ev.Event]) -> list[dict[str, Any]]:
     """One trace dict per caller turn (per ``turn_ended`` event), as ``steward simulate`` prints."""
-    fold, turn, traces = _Fold(), list[Event](), list[dict[str, Any]]()
+    fold, turn, traces = _Fold(), list[ev.Event](), list[dict[str, Any]]()
     for event in events:
         fold.take(event)
-        if isinstance(event, TurnEnded):
+        if isinstance(event, ev.TurnEnded):
             traces.append(_trace(event, turn, fold))
             turn = []
         else:
@@ -69,12 +55,12 @@ def traces_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
     return traces
 
 
-def _trace(end: TurnEnded, events: Sequence[Event], fold: _Fold) -> dict[str, Any]:
-    decisions = [e for e in events if isinstance(e, EngineDecision)]
+def _trace(end: ev.TurnEnded, events: Sequence[ev.Event], fold: _Fold) -> dict[str, Any]:
+    decisions = [e for e in events if isinstance(e, ev.EngineDecision)]
     spoken = [d for d in decisions if not d.preempt and not d.calls]
     return {
         "turn": end.turn,
-        "user": next((e.text for e in events if isinstance(e, CallerTranscript)), ""),
+        "user": next((e.text for e in events if isinstance(e, ev.CallerTranscript)), ""),
         "visible_tools": list(decisions[0].visible_tools) if decisions else [],
         "llm_calls": [
             {"name": c.name, "args": dict(c.args), "outcome": _outcome(r)}
@@ -85,45 +71,51 @@ def _trace(end: TurnEnded, events: Sequence[Event], fold: _Fold) -> dict[str, An
             for c, r in _calls(events, "engine")
         ],
         "bot": [
-            {"text": e.text, "source": e.source} for e in events if isinstance(e, BotUtteranceEvent)
+            {"text": e.text, "source": e.source}
+            for e in events
+            if isinstance(e, ev.BotUtteranceEvent)
         ],
         "phase": decisions[-1].phase if decisions else "collection",
         "asks": _asks(decisions),
         "slots": {n: dict(r) for n, r in fold.slots.items() if r["status"] != "empty"},
         "status": end.status,
         "ended": end.ended,
-        "payloads": [dict(e.part) for e in events if isinstance(e, PayloadEvent)],
-        "gate": [_gate(e) for e in events if isinstance(e, GateDecision)],
+        "payloads": [dict(e.part) for e in events if isinstance(e, ev.PayloadEvent)],
+        "gate": [_gate(e) for e in events if isinstance(e, ev.GateDecision)],
         "transaction": fold.transaction,
         "checklist": fold.checklist(),
         "slm_calls": 0,
         "corrections": [],
         "extracted": {},
         "hints": [dict(h) for d in spoken for h in d.hints],
-        "events": [{"tag": e.tag, "n": e.n, **e.data} for e in events if isinstance(e, DebugEvent)],
+        "events": [
+            {"tag": e.tag, "n": e.n, **e.data} for e in events if isinstance(e, ev.DebugEvent)
+        ],
     }
 
 
-def _calls(events: Sequence[Event], by: str) -> list[tuple[ToolCallEvent, ToolResultEvent]]:
+def _calls(
+    events: Sequence[ev.Event], by: str
+) -> list[tuple[ev.ToolCallEvent, ev.ToolResultEvent]]:
     """Each call by ``by`` with its result (the recorder emits them as adjacent pairs)."""
-    calls = [e for e in events if isinstance(e, ToolCallEvent) and e.by == by]
-    results = [e for e in events if isinstance(e, ToolResultEvent) and e.by == by]
+    calls = [e for e in events if isinstance(e, ev.ToolCallEvent) and e.by == by]
+    results = [e for e in events if isinstance(e, ev.ToolResultEvent) and e.by == by]
     return list(zip(calls, results, strict=True))
 
 
-def _outcome(result: ToolResultEvent) -> str:
+def _outcome(result: ev.ToolResultEvent) -> str:
     # a vetoed call reaches the model as a refusal
     return "refused" if result.outcome == "vetoed" else result.outcome
 
 
-def _asks(decisions: Sequence[EngineDecision]) -> list[str]:
+def _asks(decisions: Sequence[ev.EngineDecision]) -> list[str]:
     """Slots asked for: in preempted messages and in the LLM's final reply."""
     spoken = [d for d in decisions if d.preempt]
     spoken += [d for d in decisions[-1:] if not d.preempt and not d.calls]
     return sorted({n for d in spoken for n in d.asks})
 
 
-def _gate(event: GateDecision) -> dict[str, Any]:
+def _gate(event: ev.GateDecision) -> dict[str, Any]:
     entry: dict[str, Any] = {"tool": event.tool, "decision": event.decision}
     if event.decision == "veto":
         entry.update(reason=event.reason, open=list(event.open_steps))

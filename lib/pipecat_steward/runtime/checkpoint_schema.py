@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -109,16 +109,8 @@ class _Transactions(_Strict):
 
 _STATE = TypeAdapter(SessionState)
 _STATE_FIELDS = frozenset(f.name for f in fields(SessionState))
-_COUNTERS = (
-    "turn",
-    "invocation",
-    "revision",
-    "seen_revision",
-    "steer_back_turns",
-    "stall_turns",
-    "settled_count",
-    "pending_turn",
-)
+_COUNTERS = tuple(n for n, t in get_type_hints(SessionState).items() if t is int)
+"""Every ``int`` field of the state is a counter (turns, invocations, revisions …)."""
 
 
 def payload_problem(data: object, *, transactions: bool = False) -> str | None:

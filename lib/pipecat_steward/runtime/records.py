@@ -13,7 +13,15 @@ from typing import Any, Literal
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.slots.action import DebugEntry
 
-__all__ = ["BotUtterance", "RecordedCall", "Inference", "LLMPolicy", "Outcome", "Source", "TurnRecord"]
+__all__ = [
+    "BotUtterance",
+    "RecordedCall",
+    "Inference",
+    "LLMPolicy",
+    "Outcome",
+    "Source",
+    "TurnRecord",
+]
 
 Source = Literal["llm", "preempt", "announce", "note"]
 Outcome = Literal["ok", "error", "refused"]

@@ -279,7 +279,9 @@ class VerdictOracle:
 
     def _lie(self, request: SLMRequest) -> Answer:
         if request.kind == "extraction":
-            return {k: _invented(v) for k, v in (request.schema or {}).get("properties", {}).items()}
+            return {
+                k: _invented(v) for k, v in (request.schema or {}).get("properties", {}).items()
+            }
         if request.kind == "llm_judge":
             return {"allow": True}
         callers = _CALLER_ID.findall(request.user)

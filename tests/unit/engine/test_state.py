@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -51,6 +53,30 @@ states = st.builds(
 @settings(max_examples=150, deadline=None)
 def test_round_trip_is_lossless(state: SessionState) -> None:
     assert SessionState.from_json(state.to_json()) == state
+
+
+def _changed(value: Any, n: int) -> Any:
+    """A value of ``value``'s type that differs from it, and from field ``n``'s neighbours."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + n + 1
+    if isinstance(value, str):
+        return f"{value}x{n}"
+    if isinstance(value, list):
+        return [*value, f"x{n}"]
+    return {**value, f"x{n}": SlotRecord(status="filled", value=n)}
+
+
+def test_copy_keeps_every_field_and_shares_no_container() -> None:
+    state = SessionState()
+    for n, f in enumerate(fields(SessionState)):
+        setattr(state, f.name, _changed(getattr(state, f.name), n))
+    copied = state.copy()
+    for f in fields(SessionState):
+        assert getattr(copied, f.name) == getattr(state, f.name), f.name
+        if isinstance(getattr(state, f.name), list | dict):
+            assert getattr(copied, f.name) is not getattr(state, f.name), f.name
 
 
 def test_round_trip_mid_conversation_continues_identically() -> None:

@@ -8,60 +8,47 @@ there, await the store directly.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
-from pipecat_steward.storage.checkpoints.contract import (
-    Checkpoint,
-    CheckpointStore,
-    Identity,
-    Payload,
-)
+from pipecat_steward.storage.checkpoints.contract import CheckpointStore
 
 __all__ = ["BlockingCheckpointStore"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
 class BlockingCheckpointStore:
-    """Wrap ``store`` with blocking ``load``/``save``/``list``/``delete``/``close``."""
+    """Wrap ``store`` with blocking ``load``/``save``/``list``/``delete``/``close``.
+
+    Each method takes the arguments of the store's async method of the same name and returns
+    its result (``save`` raises ``VersionConflict`` on a stale version, as the store does).
+
+    Attributes:
+        store: The wrapped async store.
+    """
 
     def __init__(self, store: CheckpointStore) -> None:
         self.store = store
         self._runner = asyncio.Runner()
+        self.load = self._blocking(store.load)
+        self.save = self._blocking(store.save)
+        self.list = self._blocking(store.list)
+        self.delete = self._blocking(store.delete)
 
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return self._runner.run(coro)
+    def _blocking(self, method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+        """``method`` as a blocking call, run to completion on the private event loop."""
 
-    def load(self, identity: Identity) -> Checkpoint | None:
-        """Blocking ``CheckpointStore.load``."""
-        return self._run(self.store.load(identity))
+        def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            return self._runner.run(method(*args, **kwargs))
 
-    def save(
-        self,
-        identity: Identity,
-        payload: Payload,
-        expected_version: int,
-        *,
-        ttl: float | None = None,
-    ) -> int:
-        """Blocking ``CheckpointStore.save`` (raises ``VersionConflict`` on a stale version)."""
-        return self._run(self.store.save(identity, payload, expected_version, ttl=ttl))
-
-    def list(
-        self, tenant_id: str | None = None, agent_id: str | None = None
-    ) -> tuple[Identity, ...]:
-        """Blocking ``CheckpointStore.list``."""
-        return self._run(self.store.list(tenant_id, agent_id))
-
-    def delete(self, identity: Identity) -> bool:
-        """Blocking ``CheckpointStore.delete``."""
-        return self._run(self.store.delete(identity))
+        return call
 
     def close(self) -> None:
         """Close the store and the private event loop."""
         try:
-            self._run(self.store.close())
+            self._runner.run(self.store.close())
         finally:
             self._runner.close()
 

@@ -5,17 +5,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from pipecat_steward.storage.checkpoints import contract
 from pipecat_steward.storage.checkpoints.base import EncodingStore
-from pipecat_steward.storage.checkpoints.contract import (
-    Checkpoint,
-    Clock,
-    Identity,
-    PayloadKind,
-    VersionConflict,
-    decode_payload,
-    live,
-    system_clock,
-)
+from pipecat_steward.storage.checkpoints.contract import Checkpoint, Identity, PayloadKind
 
 __all__ = ["MemoryCheckpointStore"]
 
@@ -37,7 +29,9 @@ class MemoryCheckpointStore(EncodingStore):
         clock: Seconds since the epoch; injected by tests.
     """
 
-    def __init__(self, *, ttl: float | None = None, clock: Clock = system_clock) -> None:
+    def __init__(
+        self, *, ttl: float | None = None, clock: contract.Clock = contract.system_clock
+    ) -> None:
         self.ttl = ttl
         self.clock = clock
         self._rows: dict[Identity, _Row] = {}
@@ -45,14 +39,14 @@ class MemoryCheckpointStore(EncodingStore):
 
     def _live(self, identity: Identity, now: float) -> _Row | None:
         row = self._rows.get(identity)
-        return row if row is not None and live(row.expires_at, now) else None
+        return row if row is not None and contract.live(row.expires_at, now) else None
 
     async def load(self, identity: Identity) -> Checkpoint | None:
         with self._lock:
             row = self._live(identity, self.clock())
         if row is None:
             return None
-        payload = decode_payload(row.kind, row.data)
+        payload = contract.decode_payload(row.kind, row.data)
         return Checkpoint(identity, row.version, payload, row.saved_at, row.expires_at)
 
     async def _write(
@@ -63,7 +57,7 @@ class MemoryCheckpointStore(EncodingStore):
             row = self._live(identity, now)
             current = row.version if row is not None else 0
             if current != expected:
-                raise VersionConflict(identity, expected, current)
+                raise contract.VersionConflict(identity, expected, current)
             self._rows[identity] = _Row(current + 1, kind, data, now, self._expires(now, ttl))
             return current + 1
 
@@ -85,7 +79,7 @@ class MemoryCheckpointStore(EncodingStore):
         """Drop expired checkpoints; return how many."""
         with self._lock:
             now = self.clock()
-            dead = [i for i, r in self._rows.items() if not live(r.expires_at, now)]
+            dead = [i for i, r in self._rows.items() if not contract.live(r.expires_at, now)]
             for identity in dead:
                 del self._rows[identity]
             return len(dead)

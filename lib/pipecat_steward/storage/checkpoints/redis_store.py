@@ -14,26 +14,10 @@ from typing import Any, cast
 from urllib.parse import quote, unquote
 
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.checkpoints import contract
 from pipecat_steward.storage.checkpoints.base import EncodingStore
-from pipecat_steward.storage.checkpoints.contract import (
-    Checkpoint,
-    Clock,
-    Identity,
-    PayloadKind,
-    UnreadableCheckpoint,
-    VersionConflict,
-    decode_payload,
-    live,
-    system_clock,
-)
-
-try:
-    import redis.asyncio as aredis
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "RedisCheckpointStore needs the redis client: pip install 'pipecat-steward[redis]'"
-    ) from exc
+from pipecat_steward.storage.checkpoints.contract import Checkpoint, Identity, PayloadKind
+from pipecat_steward.storage.redis_client import Redis, RedisError, connect
 
 __all__ = ["RedisCheckpointStore"]
 
@@ -65,13 +49,13 @@ class RedisCheckpointStore(EncodingStore):
 
     def __init__(
         self,
-        url: str | aredis.Redis,
+        url: str | Redis,
         *,
         ttl: float | None = None,
-        clock: Clock = system_clock,
+        clock: contract.Clock = contract.system_clock,
         prefix: str = "steward:checkpoint",
     ) -> None:
-        self.client = aredis.Redis.from_url(url) if isinstance(url, str) else url
+        self.client = connect(url)
         self.ttl = ttl
         self.clock = clock
         self.prefix = prefix
@@ -97,9 +81,9 @@ class RedisCheckpointStore(EncodingStore):
             if version is None or kind is None or data is None or not self._alive(expires):
                 return None
             number, at = int(version), float(saved_at or 0)
-            payload = decode_payload(kind.decode(), data)
+            payload = contract.decode_payload(kind.decode(), data)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise UnreadableCheckpoint(f"its fields do not parse: {exc}") from exc
+            raise contract.UnreadableCheckpoint(f"its fields do not parse: {exc}") from exc
         return Checkpoint(identity, number, payload, at, expires)
 
     async def _write(
@@ -122,7 +106,7 @@ class RedisCheckpointStore(EncodingStore):
         except RedisError as exc:
             raise StoreError(f"redis save of checkpoint {identity} failed: {exc}") from exc
         if not ok:
-            raise VersionConflict(identity, expected, int(version))
+            raise contract.VersionConflict(identity, expected, int(version))
         return int(version)
 
     async def list(
@@ -141,7 +125,7 @@ class RedisCheckpointStore(EncodingStore):
         found = [
             self._identity(k)
             for k, e in zip(keys, cast(list[bytes | None], expiries), strict=True)
-            if live(float(e) if e else None, now)
+            if contract.live(float(e) if e else None, now)
         ]
         return tuple(
             sorted(i for i in found if i is not None and i.belongs_to(tenant_id, agent_id))

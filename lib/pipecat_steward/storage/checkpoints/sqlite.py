@@ -9,32 +9,19 @@ atomic across threads and processes sharing the file. Every operation runs in a 
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.checkpoints import contract
 from pipecat_steward.storage.checkpoints.base import EncodingStore
-from pipecat_steward.storage.checkpoints.contract import (
-    Checkpoint,
-    Clock,
-    Identity,
-    PayloadKind,
-    UnreadableCheckpoint,
-    VersionConflict,
-    decode_payload,
-    live,
-    system_clock,
-)
-from pipecat_steward.storage.sqlite_thread import run_locked
+from pipecat_steward.storage.checkpoints.contract import Checkpoint, Identity, PayloadKind
+from pipecat_steward.storage.sqlite_thread import ThreadedSQLite, connect
 
 __all__ = ["SQLiteCheckpointStore"]
 
-T = TypeVar("T")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoints (
     tenant_id TEXT NOT NULL, agent_id TEXT NOT NULL, session_id TEXT NOT NULL,
@@ -47,7 +34,7 @@ _HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'check
 _KEY = "tenant_id = ? AND agent_id = ? AND session_id = ?"
 
 
-class SQLiteCheckpointStore(EncodingStore):
+class SQLiteCheckpointStore(ThreadedSQLite, EncodingStore):
     """Checkpoints in one SQLite file, safe across threads and processes.
 
     Args:
@@ -57,12 +44,14 @@ class SQLiteCheckpointStore(EncodingStore):
         busy_timeout: Seconds a writer waits for another process's write lock.
     """
 
+    what = "checkpoint database"
+
     def __init__(
         self,
         path: str | Path,
         *,
         ttl: float | None = None,
-        clock: Clock = system_clock,
+        clock: contract.Clock = contract.system_clock,
         busy_timeout: float = 10.0,
     ) -> None:
         self.path = Path(path)
@@ -76,10 +65,7 @@ class SQLiteCheckpointStore(EncodingStore):
                 "store wrote; restore it from a backup, or delete it to start with no calls"
             )
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db = connect(self.path, busy_timeout)
             self._db.execute("PRAGMA synchronous=FULL")
             has_table = self._db.execute(_HAS_TABLE).fetchone() is not None
             ours = self._db.execute("PRAGMA user_version").fetchone()[0] == _USER_VERSION
@@ -94,12 +80,6 @@ class SQLiteCheckpointStore(EncodingStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open checkpoint database {self.path}: {exc}") from exc
 
-    async def _run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.to_thread(self._locked, fn)
-
-    def _locked(self, fn: Callable[[], T]) -> T:
-        return run_locked(self._db, self._lock, fn, f"checkpoint database {self.path}")
-
     async def load(self, identity: Identity) -> Checkpoint | None:
         return await self._run(lambda: self._load(identity))
 
@@ -112,11 +92,15 @@ class SQLiteCheckpointStore(EncodingStore):
             return None
         version, kind, data, saved_at, expires_at = row
         if not (isinstance(saved_at, float | int) and isinstance(expires_at, float | int | None)):
-            raise UnreadableCheckpoint(f"its times are not numbers ({saved_at!r}, {expires_at!r})")
+            raise contract.UnreadableCheckpoint(
+                f"its times are not numbers ({saved_at!r}, {expires_at!r})"
+            )
         if not self._alive(expires_at):
             return None
         blob = data if isinstance(data, bytes) else str(data).encode()
-        return Checkpoint(identity, version, decode_payload(str(kind), blob), saved_at, expires_at)
+        return Checkpoint(
+            identity, version, contract.decode_payload(str(kind), blob), saved_at, expires_at
+        )
 
     async def _write(
         self, identity: Identity, kind: PayloadKind, data: bytes, expected: int, ttl: float | None
@@ -132,9 +116,9 @@ class SQLiteCheckpointStore(EncodingStore):
             row = self._db.execute(
                 f"SELECT version, expires_at FROM checkpoints WHERE {_KEY}", _params(identity)
             ).fetchone()
-            current = row[0] if row is not None and live(row[1], now) else 0
+            current = row[0] if row is not None and contract.live(row[1], now) else 0
             if current != expected:
-                raise VersionConflict(identity, expected, current)
+                raise contract.VersionConflict(identity, expected, current)
             self._db.execute(
                 "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (*_params(identity), current + 1, kind, data, now, self._expires(now, ttl)),
@@ -188,9 +172,6 @@ class SQLiteCheckpointStore(EncodingStore):
             mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
             sync = self._db.execute("PRAGMA synchronous").fetchone()[0]
         return {"journal_mode": mode, "synchronous": sync}
-
-    async def close(self) -> None:
-        await self._run(self._db.close)
 
 
 def _stays_empty(path: Path) -> bool:
