@@ -165,9 +165,7 @@ class StewardSession:
         """
         user_text = user_text.strip()
         if not speculative and self.opens_turn(user_text):
-            self.heard = user_text  # the engine reads the clear words; the record does not keep them
-            self.caller_turns.taken()
-            self.turns.append(TurnRecord(self.secrets.hear(user_text) if user_text else ""))
+            self.open_turn(user_text)
         if self.conflict is not None:
             return self.held(speculative=speculative)
         result = step(
@@ -192,6 +190,16 @@ class StewardSession:
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
         return action
+
+    def open_turn(self, user_text: str) -> None:
+        """Start a caller turn on either engine: the same identity, the same redacted record.
+
+        The engine reads the clear words (``heard``); the turn record, and so every trace and
+        event built from it, keeps them redacted.
+        """
+        self.heard = user_text
+        self.caller_turns.taken()
+        self.turns.append(TurnRecord(self.secrets.hear(user_text) if user_text else ""))
 
     def opens_turn(self, user_text: str) -> bool:
         """Whether an inference starts a caller turn (a blank one too, and its own record).
@@ -224,7 +232,9 @@ class StewardSession:
             self.state = routed.state
             done = RecordedCall(call.name, dict(call.args), "ok" if routed.ok else "error", result)
         else:
-            done = RecordedCall(call.name, dict(call.args), "ok", await self._invoke(call.name, call.args))
+            done = RecordedCall(
+                call.name, dict(call.args), "ok", await self._invoke(call.name, call.args)
+            )
         self._sync()
         self.turn.fired.append(self.recorded(done))
         await self.save()
@@ -297,7 +307,9 @@ class StewardSession:
             self.turn.actions.append(action)
         return action
 
-    def _refuse_stale(self, name: str, args: Mapping[str, Any], into: list[RecordedCall]) -> RecordedCall:
+    def _refuse_stale(
+        self, name: str, args: Mapping[str, Any], into: list[RecordedCall]
+    ) -> RecordedCall:
         reply = {"error": True, "error_code": "steward_conflict", "directive": CONFLICT_DIRECTIVE}
         call = RecordedCall(name, dict(args), "refused", reply)
         into.append(self.recorded(call))
@@ -350,12 +362,16 @@ class StewardSession:
         if timeout is None:
             timeout = deadline(self.agent, name, override=self.task_timeout_s)
         try:
-            running = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
+            running = (
+                fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
+            )
             result = await asyncio.wait_for(_awaited(running), timeout)
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(_awaited(result), timeout)
         except TimeoutError:
-            _log.warning("tool %s gave no result within %ss; it takes its failure path", name, timeout)
+            _log.warning(
+                "tool %s gave no result within %ss; it takes its failure path", name, timeout
+            )
             result = {
                 "error": True,
                 "error_code": "timeout",
@@ -365,7 +381,11 @@ class StewardSession:
             }
         except Exception as exc:
             _log.exception("tool %s raised; the call takes its failure path", name)
-            result = {"error": True, "error_code": "tool_exception", "exception": type(exc).__name__}
+            result = {
+                "error": True,
+                "error_code": "tool_exception",
+                "exception": type(exc).__name__,
+            }
         if not isinstance(result, Mapping):
             _log.error("tool %s returned %s, not a mapping", name, type(result).__name__)
             result = {"error": True, "error_code": "bad_result", "tool": name}
@@ -438,7 +458,9 @@ class StewardSession:
             self.state = routed.state
             self._sync()
             self._note_failure(name, routed.reply)
-            call = RecordedCall(name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply))
+            call = RecordedCall(
+                name, dict(args), "ok" if routed.ok else "error", self._ride(routed.reply)
+            )
         self.turn.llm_calls.append(self.recorded(call))
         return call
 
@@ -601,7 +623,12 @@ class StewardSession:
     def recorded(self, call: RecordedCall) -> RecordedCall:
         """``call`` as a turn record keeps it: secrets in its arguments and result redacted."""
         redact = self.secrets.redact
-        return RecordedCall(call.name, redact_tree(call.args, redact), call.outcome, redact_tree(call.result, redact))
+        return RecordedCall(
+            call.name,
+            redact_tree(call.args, redact),
+            call.outcome,
+            redact_tree(call.result, redact),
+        )
 
 
 async def _awaited(result: Awaitable[Any]) -> Any:

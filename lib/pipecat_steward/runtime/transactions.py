@@ -43,7 +43,7 @@ from pipecat_steward.core.transactions import (
     tool_specs,
 )
 from pipecat_steward.runtime.checkpoint_schema import payload_problem
-from pipecat_steward.runtime.records import RecordedCall, TurnRecord
+from pipecat_steward.runtime.records import RecordedCall
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["IntentConfig", "TransactionSession", "ToolSpec", "idempotent", "load_intents"]
@@ -136,12 +136,8 @@ class TransactionSession(StewardSession):
             ctx = self._context()
             return to_action(ctx, self.desk, prompt_model(ctx, self.desk))[1]
         user_text = user_text.strip()
-        if not user_text and self.opens_turn(user_text):
-            self.heard = ""
-            self.turns.append(TurnRecord(""))  # a blank caller turn is a turn of its own
-        if user_text:
-            self.turns.append(TurnRecord(user_text))
-            self.caller_turns.taken()
+        if self.opens_turn(user_text):
+            self.open_turn(user_text)
         ctx = self._context()
         if user_text:
             turned = caller_turn(ctx, self.desk, user_text)
