@@ -25,7 +25,6 @@ from pipecat_steward.core.monitor import (
     LadderState,
     Moment,
     Observe,
-    Queue,
     add_tool_result,
     add_utterance,
     add_variable,
@@ -129,15 +128,15 @@ class Run:
             self.ladder, checked.verdict.violation, PROCS, self.state, self.variables, self.now
         )
         self.log.append(f"{decision.reason.value} -> {_name(outcome)}")
-        if isinstance(outcome, Deliver):
+        if isinstance(outcome, Deliver) and outcome.when == "now":
             self.delivered.append(outcome.correction)
 
 
-def _name(outcome: Observe | Queue | Deliver | None) -> str:
+def _name(outcome: Observe | Deliver | None) -> str:
     match outcome:
         case Observe(why=why):
             return f"observe ({why})"
-        case Queue(correction=c):
+        case Deliver(correction=c, when="queued"):
             return f"queue {c.severity.value} {c.kind}:{c.step}"
         case Deliver(correction=c):
             return f"deliver {c.severity.value} {c.kind}:{c.step}"

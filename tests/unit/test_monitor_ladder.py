@@ -12,7 +12,6 @@ from pipecat_steward.core.monitor import (
     Deliver,
     LadderState,
     Observe,
-    Queue,
     Watchdog,
     arm_watchdog,
     disarm_watchdog,
@@ -43,7 +42,8 @@ def test_a_violation_needs_the_same_finding_on_two_consecutive_checks() -> None:
     ladder, first = climb(LadderState(), SKIP)
     assert first == Observe("needs the same finding on the next check")
     ladder, second = climb(ladder, SKIP, 1.0)
-    assert isinstance(second, Queue) and second.correction.severity is Severity.NOTE
+    assert isinstance(second, Deliver) and second.when == "queued"
+    assert second.correction.severity is Severity.NOTE
     assert second.correction.expires_at == 1.0 + NOTE_TTL_S
 
 
@@ -104,7 +104,8 @@ def test_a_hallucinated_completion_of_an_unfired_irreversible_step_is_severe() -
     claim = ProcedureViolation("hallucination", "pay", "said the card was charged")
     ladder, _ = climb(LadderState(), claim, procs=procs, state=state, variables=variables)
     ladder, outcome = climb(ladder, claim, procs=procs, state=state, variables=variables)
-    assert isinstance(outcome, Deliver) and outcome.correction.severity is Severity.SEVERE
+    assert isinstance(outcome, Deliver) and outcome.when == "now"
+    assert outcome.correction.severity is Severity.SEVERE
     assert ladder.spent_on("pay") == 1
 
 
@@ -128,6 +129,12 @@ def test_the_watchdog_nudges_once_after_four_seconds() -> None:
     assert fire_watchdog(wd, procs, state, variables, 14.5)[1] is None
     wd, nudge = fire_watchdog(wd, procs, state, variables, 16.0)
     assert nudge is not None and nudge.step == "lookup" and nudge.severity is Severity.NUDGE
+    assert nudge.kind is None and "nothing ran" in nudge.text
+    assert (nudge.created_at, nudge.expires_at, nudge.visit) == (
+        16.0,
+        16.0 + NOTE_TTL_S,
+        state.visit,
+    )
     again = arm_watchdog(wd, procs, state, variables, "I'll look that up now.", 20.0)
     assert not again.armed  # one nudge per step
 

@@ -18,9 +18,8 @@ from pipecat_steward.core.transactions import (
     DeskContext,
     Intents,
     IntentTexts,
+    Offer,
     PromptModel,
-    ResumeOffer,
-    RetryOffer,
     RunTool,
     Speak,
     Turned,
@@ -65,7 +64,7 @@ def test_a_failed_check_offers_a_retry_that_a_yes_takes() -> None:
     turned = route_calls(ctx(), desk)
     assert isinstance(turned.next, RunTool)
     desk = ran(ctx(), turned.desk, turned.next.call, {"error": True}, False)
-    assert desk.offer == RetryOffer(CANCEL, {"order_id": "PED-1001"})
+    assert desk.offer == Offer("retry", CANCEL, {"order_id": "PED-1001"})
     turned = continue_turn(ctx(), desk)
     assert isinstance(turned.next, Speak) and "try again" in turned.next.text
     turned = caller_turn(ctx(2), turned.desk, "yes please")
@@ -89,8 +88,11 @@ def _confirming() -> Any:
 
 
 def test_offers_survive_their_checkpoint_form() -> None:
-    for offer in (None, ResumeOffer(CANCEL), RetryOffer(CANCEL, {"order_id": "PED-1"})):
+    for offer in (None, Offer("resume", CANCEL), Offer("retry", CANCEL, {"order_id": "PED-1"})):
         assert offer_from_json(offer_to_json(offer)) == offer
+    assert offer_to_json(Offer("resume", CANCEL)) == {"kind": "resume", "intent": CANCEL}
+    retry = offer_to_json(Offer("retry", CANCEL, {"order_id": "PED-1"}))
+    assert retry == {"kind": "retry", "intent": CANCEL, "arguments": {"order_id": "PED-1"}}
     assert offer_from_json({"kind": "unknown", "intent": CANCEL}) is None
 
 

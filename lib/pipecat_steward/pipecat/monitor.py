@@ -47,7 +47,6 @@ from pipecat_steward.core.monitor import (
     LadderState,
     Moment,
     Observe,
-    Queue,
     VerdictCache,
     Watchdog,
     add_application,
@@ -409,16 +408,16 @@ class ProcedureMonitor:
         )
         await self._climb(outcome, checked)
 
-    async def _climb(self, outcome: Observe | Queue | Deliver | None, checked: Checked) -> None:
+    async def _climb(self, outcome: Observe | Deliver | None, checked: Checked) -> None:
         violation = checked.verdict.violation
         match outcome:
             case Observe(why=why) if violation is not None:
                 self.stats.observed.append(
                     {"kind": violation.kind, "step": violation.step, "why": why, "turn": self.turn}
                 )
-            case Deliver(correction=c):
+            case Deliver(correction=c, when="now"):
                 await self._deliver_now(c)
-            case Queue() | Observe() | None:
+            case Deliver() | Observe() | None:
                 pass
 
     async def judge(self, pending: AwaitJudge) -> Verdict | None:

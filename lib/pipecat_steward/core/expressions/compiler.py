@@ -11,26 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
+from pipecat_steward.core.expressions import nodes
 from pipecat_steward.core.expressions.functions import IMPLEMENTATIONS
-from pipecat_steward.core.expressions.nodes import (
-    Arith,
-    BoolOp,
-    Compare,
-    FunctionCall,
-    ListNode,
-    Literal,
-    Neg,
-    Node,
-    Not,
-    Var,
-    free_names,
-)
+from pipecat_steward.core.expressions.nodes import Node, free_names
 from pipecat_steward.core.expressions.operators import (
     ARITHMETIC,
     COMPARISONS,
+    UNARY,
     BinaryOp,
     is_mapping,
-    negate,
     truthy,
 )
 
@@ -53,7 +42,7 @@ def compile_tree(node: Node) -> Evaluator:
 
     """
     evaluator = _compile(node)
-    if isinstance(node, Literal) or free_names(node):
+    if isinstance(node, nodes.Literal) or free_names(node):
         return evaluator
     value = evaluator(_NO_VARIABLES)
     # Only immutable results are shared between evaluations; a list is rebuilt each time.
@@ -65,23 +54,21 @@ def compile_tree(node: Node) -> Evaluator:
 def _compile(node: Node) -> Evaluator:
     """Dispatch on the node type."""
     match node:
-        case Literal(value=value):
+        case nodes.Literal(value=value):
             return _constant(value)
-        case ListNode(items=items):
+        case nodes.ListNode(items=items):
             return _list([compile_tree(item) for item in items])
-        case Var():
+        case nodes.Var():
             return _variable(node)
-        case FunctionCall(name=name, args=args):
-            return _call(IMPLEMENTATIONS[name], compile_tree(args[0]))
-        case Neg(operand=operand):
-            return _unary(negate, compile_tree(operand))
-        case Not(operand=operand):
-            return _not(compile_tree(operand))
-        case Arith():
+        case nodes.FunctionCall(name=name, args=args):
+            return _apply(IMPLEMENTATIONS[name], compile_tree(args[0]))
+        case nodes.Unary(op=op, operand=operand):
+            return _apply(UNARY[op], compile_tree(operand))
+        case nodes.Arith():
             return _arith(node)
-        case Compare():
+        case nodes.Compare():
             return _compare(node)
-        case BoolOp(op=op, operands=operands):
+        case nodes.BoolOp(op=op, operands=operands):
             return _bool(op == "and", [compile_tree(operand) for operand in operands])
 
 
@@ -99,28 +86,16 @@ def _list(items: Sequence[Evaluator]) -> Evaluator:
     return build
 
 
-def _call(function: Callable[[object], object], argument: Evaluator) -> Evaluator:
-    def call(variables: Mapping[str, object]) -> object:
-        return function(argument(variables))
+def _apply(function: Callable[[object], object], operand: Evaluator) -> Evaluator:
+    """Compile a one-operand function: an allow-listed call or a prefix operator."""
 
-    return call
-
-
-def _unary(function: Callable[[object], object], operand: Evaluator) -> Evaluator:
     def apply(variables: Mapping[str, object]) -> object:
         return function(operand(variables))
 
     return apply
 
 
-def _not(operand: Evaluator) -> Evaluator:
-    def negation(variables: Mapping[str, object]) -> object:
-        return not truthy(operand(variables))
-
-    return negation
-
-
-def _variable(node: Var) -> Evaluator:
+def _variable(node: nodes.Var) -> Evaluator:
     """Compile a variable read: the root from the mapping, then nested mapping keys."""
     name, rest = node.path[0], node.path[1:]
     read = _path(name, rest) if rest else _root(name)
@@ -160,7 +135,7 @@ def _with_default(read: Evaluator, default: Evaluator) -> Evaluator:
     return read_or_default
 
 
-def _arith(node: Arith) -> Evaluator:
+def _arith(node: nodes.Arith) -> Evaluator:
     """Compile a flat chain; a single operation gets a closure without a loop."""
     first = compile_tree(node.first)
     steps = [(ARITHMETIC[op], compile_tree(operand)) for op, operand in node.rest]
@@ -183,7 +158,7 @@ def _binary(function: BinaryOp, left: Evaluator, right: Evaluator) -> Evaluator:
     return apply
 
 
-def _compare(node: Compare) -> Evaluator:
+def _compare(node: nodes.Compare) -> Evaluator:
     """Compile a comparison; a constant right side is captured as a value, not a closure."""
     function = COMPARISONS[node.op]
     left = compile_tree(node.left)

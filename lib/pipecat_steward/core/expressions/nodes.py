@@ -18,9 +18,8 @@ __all__ = [
     "ListNode",
     "Literal",
     "LiteralValue",
-    "Neg",
     "Node",
-    "Not",
+    "Unary",
     "Var",
     "children",
     "free_names",
@@ -68,16 +67,10 @@ class FunctionCall:
 
 
 @dataclass(frozen=True, slots=True)
-class Neg:
-    """Unary minus."""
+class Unary:
+    """A prefix operation: ``-`` (unary minus) or ``not`` (boolean negation)."""
 
-    operand: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Not:
-    """Boolean negation ``not x``."""
-
+    op: str
     operand: Node
 
 
@@ -112,7 +105,7 @@ class BoolOp:
     operands: tuple[Node, ...]
 
 
-Node = Literal | ListNode | Var | FunctionCall | Neg | Not | Arith | Compare | BoolOp
+Node = Literal | ListNode | Var | FunctionCall | Unary | Arith | Compare | BoolOp
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -132,7 +125,7 @@ def children(node: Node) -> tuple[Node, ...]:
             return items
         case Var(default=default):
             return () if default is None else (default,)
-        case Neg(operand=operand) | Not(operand=operand):
+        case Unary(operand=operand):
             return (operand,)
         case Arith(first=first, rest=rest):
             return (first, *(operand for _, operand in rest))

@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 __all__ = [
     "ARITHMETIC",
     "COMPARISONS",
+    "UNARY",
     "add",
     "contains",
     "div",
@@ -26,6 +27,7 @@ __all__ = [
     "is_mapping",
     "is_number",
     "is_sequence",
+    "logical_not",
     "mul",
     "negate",
     "not_contains",
@@ -67,6 +69,11 @@ def truthy(value: object) -> bool:
 def negate(value: object) -> object:
     """Unary minus of a number, else null."""
     return -value if is_number(value) else None
+
+
+def logical_not(value: object) -> bool:
+    """Boolean negation by :func:`truthy`, so it cannot raise either."""
+    return not truthy(value)
 
 
 def add(left: object, right: object) -> object:
@@ -176,6 +183,8 @@ def not_contains(item: object, container: object) -> object:
     found = contains(item, container)
     return None if found is None else not found
 
+
+UNARY: Mapping[str, Callable[[object], object]] = {"-": negate, "not": logical_not}
 
 ARITHMETIC: Mapping[str, BinaryOp] = {"+": add, "-": sub, "*": mul, "/": div}
 

@@ -12,23 +12,12 @@ to Python's ``eval``.
 
 from __future__ import annotations
 
+from pipecat_steward.core.expressions import nodes
 from pipecat_steward.core.expressions.cursor import MAX_NESTING, describe
 from pipecat_steward.core.expressions.functions import ARITY, FUNCTIONS
 from pipecat_steward.core.expressions.lambdas import LambdaAccessors
 from pipecat_steward.core.expressions.lexer import CONSTANTS, KEYWORDS, Token, tokenize
-from pipecat_steward.core.expressions.nodes import (
-    Arith,
-    BoolOp,
-    Compare,
-    FunctionCall,
-    ListNode,
-    Literal,
-    Neg,
-    Node,
-    Not,
-    Var,
-    tree_depth,
-)
+from pipecat_steward.core.expressions.nodes import Node, tree_depth
 from pipecat_steward.exceptions import ExpressionError
 
 __all__ = ["MAX_DEPTH", "MAX_LENGTH", "MAX_NESTING", "parse_tree"]
@@ -128,9 +117,9 @@ class _Parser(LambdaAccessors):
         if level == _CMP:
             node = self._comparison(first, op)
         elif level in (_OR, _AND):
-            node = BoolOp(op, (first, *(operand for _, operand in self._operands(op, level))))
+            node = nodes.BoolOp(op, (first, *(operand for _, operand in self._operands(op, level))))
         else:
-            node = Arith(first, self._operands(op, level))
+            node = nodes.Arith(first, self._operands(op, level))
         self._depth -= 1
         return node
 
@@ -147,7 +136,7 @@ class _Parser(LambdaAccessors):
         found = self._peek_op()
         if found is not None and _LEVELS[found[0]] == _CMP:
             raise self._error("chained comparisons are not supported; join them with 'and'")
-        return Compare(op, left, right)
+        return nodes.Compare(op, left, right)
 
     def _prefix(self, min_level: int) -> Node:
         """Parse ``not x`` (where a 'not' may stand) or a signed primary."""
@@ -159,7 +148,7 @@ class _Parser(LambdaAccessors):
         self._enter(token)
         operand = self._expr(_NOT)
         self._depth -= 1
-        return Not(operand)
+        return nodes.Unary("not", operand)
 
     def _signed(self) -> Node:
         """Parse a primary after any unary minus signs (read in a loop, not by recursion)."""
@@ -170,7 +159,7 @@ class _Parser(LambdaAccessors):
         node = self._primary()
         self._depth -= len(signs)
         for _ in signs:
-            node = Neg(node)
+            node = nodes.Unary("-", node)
         return node
 
     # -- primaries -------------------------------------------------------------------------
@@ -179,10 +168,10 @@ class _Parser(LambdaAccessors):
         token = self._peek()
         if token.kind in ("num", "str"):
             self._advance()
-            return Literal(token.value)
+            return nodes.Literal(token.value)
         if token.kind == "name" and token.text in CONSTANTS:
             self._advance()
-            return Literal(CONSTANTS[token.text])
+            return nodes.Literal(CONSTANTS[token.text])
         if token.kind == "name" and token.text not in KEYWORDS:
             return self._name()
         if self._at("(") or self._at("["):
@@ -193,7 +182,7 @@ class _Parser(LambdaAccessors):
         """Parse after ``(`` or ``[``: a group, a list, or a tuple (read as a list)."""
         self._enter(opener)
         if opener.text == "[":
-            node: Node = ListNode(self._items("]", opener))
+            node: Node = nodes.ListNode(self._items("]", opener))
         else:
             node = self._group(opener)
         self._depth -= 1
@@ -208,7 +197,7 @@ class _Parser(LambdaAccessors):
             self._expect(")", f"expected ')' to close '(' at column {opener.column}")
             return first
         self._advance()
-        return ListNode((first, *self._items(")", opener)))
+        return nodes.ListNode((first, *self._items(")", opener)))
 
     def _items(self, close: str, opener: Token) -> tuple[Node, ...]:
         """Parse comma-separated expressions up to ``close`` (a trailing comma is allowed)."""
@@ -230,7 +219,7 @@ class _Parser(LambdaAccessors):
         path = [start.text, *self._suffix(plain=True)]
         if self._at("("):
             return self._call(start, ".".join(path))
-        return Var(tuple(path))
+        return nodes.Var(tuple(path))
 
     def _call(self, start: Token, name: str) -> Node:
         if name not in FUNCTIONS:
@@ -243,7 +232,7 @@ class _Parser(LambdaAccessors):
         if len(args) != ARITY:
             problem = f"{name}() takes exactly {ARITY} argument, got {len(args)}"
             raise self._error(problem, start)
-        return FunctionCall(name, args)
+        return nodes.FunctionCall(name, args)
 
 
 def _hint(token: Token) -> str:

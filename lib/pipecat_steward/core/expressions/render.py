@@ -6,23 +6,14 @@ an explicit grouping in the source needs them, so ``str(parse(t))`` is a normal 
 
 from __future__ import annotations
 
-from pipecat_steward.core.expressions.nodes import (
-    Arith,
-    BoolOp,
-    Compare,
-    FunctionCall,
-    ListNode,
-    Literal,
-    Neg,
-    Node,
-    Not,
-    Var,
-)
+from pipecat_steward.core.expressions import nodes
+from pipecat_steward.core.expressions.nodes import Node
 
 __all__ = ["render"]
 
 # Binding strength of each node's outermost operator; mirrors the parser's levels.
 _OR, _AND, _NOT, _CMP, _SUM, _PRODUCT, _UNARY, _ATOM = 1, 2, 3, 4, 5, 6, 7, 8
+_UNARY_TEXT = {"-": "-", "not": "not "}
 _STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -44,16 +35,14 @@ def render(node: Node, param: str | None = None) -> str:
 def _level(node: Node) -> int:
     """Return how tightly a node's outermost operator binds."""
     match node:
-        case BoolOp(op=op):
+        case nodes.BoolOp(op=op):
             return _OR if op == "or" else _AND
-        case Not():
-            return _NOT
-        case Compare():
+        case nodes.Unary(op=op):
+            return _NOT if op == "not" else _UNARY
+        case nodes.Compare():
             return _CMP
-        case Arith(rest=rest):
+        case nodes.Arith(rest=rest):
             return _SUM if rest[0][0] in "+-" else _PRODUCT
-        case Neg():
-            return _UNARY
         case _:
             return _ATOM
 
@@ -85,23 +74,21 @@ class _Renderer:
 
     def text(self, node: Node) -> str:
         match node:
-            case Literal(value=value):
+            case nodes.Literal(value=value):
                 return render_literal(value)
-            case ListNode(items=items):
+            case nodes.ListNode(items=items):
                 return "[" + ", ".join(self.text(item) for item in items) + "]"
-            case FunctionCall(name=name, args=args):
+            case nodes.FunctionCall(name=name, args=args):
                 return name + "(" + ", ".join(self.text(arg) for arg in args) + ")"
-            case Var():
+            case nodes.Var():
                 return self._var(node)
-            case Neg(operand=operand):
-                return "-" + self._operand(operand, _UNARY)
-            case Not(operand=operand):
-                return "not " + self._operand(operand, _NOT)
-            case Compare(op=op, left=left, right=right):
+            case nodes.Unary(op=op, operand=operand):
+                return _UNARY_TEXT[op] + self._operand(operand, _level(node))
+            case nodes.Compare(op=op, left=left, right=right):
                 return f"{self._operand(left, _CMP + 1)} {op} {self._operand(right, _CMP + 1)}"
-            case Arith():
+            case nodes.Arith():
                 return self._arith(node)
-            case BoolOp(op=op, operands=operands):
+            case nodes.BoolOp(op=op, operands=operands):
                 level = _level(node) + 1
                 return f" {op} ".join(self._operand(operand, level) for operand in operands)
 
@@ -110,7 +97,7 @@ class _Renderer:
         text = self.text(node)
         return text if _level(node) >= minimum else f"({text})"
 
-    def _arith(self, node: Arith) -> str:
+    def _arith(self, node: nodes.Arith) -> str:
         # Operands of the same level are parenthesised: they came from explicit grouping,
         # since the parser folds an unparenthesised run into this one flat node.
         level = _level(node) + 1
@@ -118,7 +105,7 @@ class _Renderer:
         parts.extend(f"{op} {self._operand(operand, level)}" for op, operand in node.rest)
         return " ".join(parts)
 
-    def _var(self, node: Var) -> str:
+    def _var(self, node: nodes.Var) -> str:
         path = ".".join(node.path)
         if self._param is None:
             # A plain expression cannot carry a default; parse never builds one there.

@@ -13,7 +13,7 @@ Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
             raw = <SLM call: VERDICT_SCHEMA, system prompt, request.user>
             checked = check_verdict(raw, request, procs, variables)   # Checked | Discarded
             ladder, outcome = on_finding(ladder, checked.verdict.violation, procs, state,
-                                         variables, now)              # Observe | Queue | Deliver
+                                         variables, now)              # Observe | Deliver
         case Skip(): ...
     ladder, note = take_due(ladder, procs, state, variables, now)     # at the caller's final
 """
@@ -40,7 +40,6 @@ from pipecat_steward.core.monitor.ladder import (
     LadderOutcome,
     LadderState,
     Observe,
-    Queue,
     correction_text,
     grant,
     on_finding,
@@ -116,7 +115,6 @@ __all__ = [
     "LadderState",
     "Moment",
     "Observe",
-    "Queue",
     "RawVerdict",
     "Skip",
     "VerdictCache",

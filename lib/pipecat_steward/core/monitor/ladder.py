@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
@@ -43,7 +44,7 @@ __all__ = [
     "LadderOutcome",
     "LadderState",
     "Observe",
-    "Queue",
+    "correction_for",
     "correction_text",
     "grant",
     "on_finding",
@@ -97,20 +98,18 @@ class Observe:
 
 
 @dataclass(frozen=True, slots=True)
-class Queue:
-    """Queue ``correction`` for the caller's next final transcript (or the next tool result)."""
-
-    correction: Correction
-
-
-@dataclass(frozen=True, slots=True)
 class Deliver:
-    """Deliver ``correction`` now (severe: interrupt first)."""
+    """Deliver ``correction``, either ``"now"`` or ``"queued"``.
+
+    Now for a severe finding (interrupt first); queued for the caller's next final transcript
+    (or the next tool result), where :func:`take_due` hands it out.
+    """
 
     correction: Correction
+    when: Literal["now", "queued"]
 
 
-LadderOutcome = Observe | Queue | Deliver
+LadderOutcome = Observe | Deliver
 
 _TEMPLATES: Mapping[ViolationKind, str] = {
     "skipped_step": "The step '{title}' is not complete; do not move past it.",
@@ -129,6 +128,22 @@ def correction_text(
     guidance = step.short_guidance[:_GUIDANCE_LIMIT] or (suggestion or "")[:_GUIDANCE_LIMIT]
     tail = f" Next: {guidance}" if guidance else ""
     return f"{PREFIX} {head.format(title=step.title)}{tail}"
+
+
+def correction_for(
+    step: ProcedureStep,
+    kind: ViolationKind | None,
+    severity: Severity,
+    now: float,
+    visit: int,
+    suggestion: str | None = None,
+) -> Correction:
+    """A correction of ``step`` made ``now``, worded by :func:`correction_text`.
+
+    It belongs to the step's checklist and the topic ``visit``, and expires ``NOTE_TTL_S`` later.
+    """
+    text = correction_text(kind, step, suggestion)
+    return Correction(step.id, step.checklist, kind, severity, text, now, now + NOTE_TTL_S, visit)
 
 
 def _open_and_armed(
@@ -222,17 +237,7 @@ def on_finding(
     if owner is None or not _open_and_armed(procs, state, variables, owner.id):
         return ladder, Observe("step is no longer open")
     severity = _severity(procs, owner, violation.kind)
-    text = correction_text(violation.kind, owner, suggestion)
-    c = Correction(
-        owner.id,
-        owner.checklist,
-        violation.kind,
-        severity,
-        text,
-        now,
-        now + NOTE_TTL_S,
-        state.visit,
-    )
+    c = correction_for(owner, violation.kind, severity, now, state.visit, suggestion)
     return _route(ladder, c, procs)
 
 
@@ -245,8 +250,8 @@ def _route(
     if why is not None:
         return ladder, Observe(why)
     if c.severity is Severity.SEVERE:
-        return _spend(ladder, c), Deliver(c)
-    return replace(ladder, queue=(*ladder.queue, c)), Queue(c)
+        return _spend(ladder, c), Deliver(c, "now")
+    return replace(ladder, queue=(*ladder.queue, c)), Deliver(c, "queued")
 
 
 def take_due(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from pipecat_steward.core.monitor.ladder import NOTE_TTL_S, Correction, correction_text
+from pipecat_steward.core.monitor.ladder import Correction, correction_for
 from pipecat_steward.core.monitor.policy import monitored, promises_action
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
@@ -82,8 +82,4 @@ def fire(
     wd = replace(disarm(wd), nudged=wd.nudged | {promised})
     if step is None or step.id != promised:
         return wd, None
-    text = correction_text(None, step)
-    nudge = Correction(
-        step.id, step.checklist, None, Severity.NUDGE, text, now, now + NOTE_TTL_S, state.visit
-    )
-    return wd, nudge
+    return wd, correction_for(step, None, Severity.NUDGE, now, state.visit)

@@ -102,8 +102,7 @@ from pipecat_steward.core.transactions.model import (
 )
 from pipecat_steward.core.transactions.offers import (
     Offer,
-    ResumeOffer,
-    RetryOffer,
+    OfferKind,
     offer_from_json,
     offer_to_json,
 )
@@ -168,10 +167,9 @@ __all__ = [
     "InterruptAndRoute",
     "Next",
     "Offer",
+    "OfferKind",
     "PromptModel",
     "Reject",
-    "ResumeOffer",
-    "RetryOffer",
     "RouteDecision",
     "RunTool",
     "Speak",

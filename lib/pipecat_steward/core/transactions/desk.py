@@ -56,7 +56,7 @@ from pipecat_steward.core.transactions.model import (
     TransactionStatus,
     diagnose,
 )
-from pipecat_steward.core.transactions.offers import Offer, ResumeOffer, RetryOffer
+from pipecat_steward.core.transactions.offers import Offer
 from pipecat_steward.core.transactions.routing import ToolUse, TurnInputs, route_turn
 from pipecat_steward.core.transactions.speech import Intents, directive_text, outcome_text
 from pipecat_steward.core.variables import JsonValue
@@ -320,19 +320,13 @@ def _repaired(ctx: DeskContext, desk: Desk) -> Desk:
 
 def _take(ctx: DeskContext, desk: Desk, offer: Offer) -> Desk:
     """The caller said yes to an offer: resume the set-aside transaction, or retry."""
-    catalog, state = ctx.intents.catalog, desk.state
-    match offer:
-        case ResumeOffer(intent=intent):
-            if any(t.intent == intent for t in state.interrupted):
-                state = resume(catalog, state, intent, at=ctx.at)
-            kind = "resume"
-        case RetryOffer(intent=intent, arguments=arguments):
-            state = start(catalog, state, intent, dict(arguments), at=ctx.at)
-            kind = "retry"
-        case _:  # pragma: no cover - the union is closed
-            assert_never(offer)
+    catalog, state, intent = ctx.intents.catalog, desk.state, offer.intent
+    if offer.kind == "retry":
+        state = start(catalog, state, intent, dict(offer.arguments), at=ctx.at)
+    elif any(t.intent == intent for t in state.interrupted):
+        state = resume(catalog, state, intent, at=ctx.at)
     return _log(
-        ctx, replace(desk, state=state), "transaction_offer_taken", kind=kind, intent=intent
+        ctx, replace(desk, state=state), "transaction_offer_taken", kind=offer.kind, intent=intent
     )
 
 
@@ -357,7 +351,7 @@ def _after_outcome(ctx: DeskContext, desk: Desk, text: str) -> Turned:
         texts = ctx.intents.texts[back.intent]
         values = {"intent": texts.spoken_name, **back.arguments}
         text = f"{text} {render(texts.resume_say, values)}".strip()
-        desk = replace(desk, offer=ResumeOffer(back.intent))
+        desk = replace(desk, offer=Offer("resume", back.intent))
     return _say(desk, text, "terminal")
 
 
@@ -370,9 +364,8 @@ def _pre_validated(ctx: DeskContext, desk: Desk, result: Mapping[str, Any], ok: 
     if not ok:  # a backend error says nothing about eligibility: never "out of scope"
         state = record_pre_validation_failure(state, result=dict(result), at=ctx.at)
         announce = render(texts.check_failed_say, {**txn.arguments})
-        desk = replace(
-            desk, state=state, announce=announce, offer=RetryOffer(txn.intent, dict(txn.arguments))
-        )
+        offer = Offer("retry", txn.intent, dict(txn.arguments))
+        desk = replace(desk, state=state, announce=announce, offer=offer)
         return _log(ctx, desk, "transaction_check_failed", intent=txn.intent)
     eligible = bool(result.get("eligible", True))
     state = record_pre_validation(state, eligible=eligible, result=dict(result), at=ctx.at)

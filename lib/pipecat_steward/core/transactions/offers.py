@@ -9,43 +9,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, assert_never, cast
+from typing import Any, Literal, cast
 
 from pipecat_steward.core.variables import JsonValue
 
-__all__ = ["Offer", "ResumeOffer", "RetryOffer", "offer_from_json", "offer_to_json"]
+__all__ = ["Offer", "OfferKind", "offer_from_json", "offer_to_json"]
+
+OfferKind = Literal["resume", "retry"]
 
 
 @dataclass(frozen=True, slots=True)
-class ResumeOffer:
-    """A "yes" brings back the transaction set aside for a detour."""
+class Offer:
+    """What the caller's next plain "yes" takes up.
 
-    intent: str
+    Attributes:
+        kind: ``"resume"`` brings back the transaction set aside for a detour; ``"retry"``
+            starts again a transaction whose check could not be made.
+        intent: The transaction's intent.
+        arguments: What a retry starts the transaction with (a resume has none).
 
+    """
 
-@dataclass(frozen=True, slots=True)
-class RetryOffer:
-    """A "yes" starts again a transaction whose check could not be made."""
-
+    kind: OfferKind
     intent: str
     arguments: Mapping[str, JsonValue] = field(default_factory=lambda: {})
 
 
-Offer = ResumeOffer | RetryOffer
-"""What the caller's next plain "yes" takes up."""
-
-
 def offer_to_json(offer: Offer | None) -> dict[str, Any] | None:
     """The offer as the checkpoint keeps it."""
-    match offer:
-        case None:
-            return None
-        case ResumeOffer(intent=intent):
-            return {"kind": "resume", "intent": intent}
-        case RetryOffer(intent=intent, arguments=arguments):
-            return {"kind": "retry", "intent": intent, "arguments": dict(arguments)}
-        case _:  # pragma: no cover - the union is closed
-            assert_never(offer)
+    if offer is None:
+        return None
+    kept: dict[str, Any] = {"kind": offer.kind, "intent": offer.intent}
+    if offer.kind == "retry":
+        kept["arguments"] = dict(offer.arguments)
+    return kept
 
 
 def offer_from_json(data: object) -> Offer | None:
@@ -55,10 +52,10 @@ def offer_from_json(data: object) -> Offer | None:
     kept = cast(Mapping[str, Any], data)
     intent, kind = str(kept.get("intent")), kept.get("kind")
     if kind == "resume":
-        return ResumeOffer(intent)
+        return Offer("resume", intent)
     if kind == "retry":
         arguments = kept.get("arguments")
         if not isinstance(arguments, Mapping):
             arguments = {}
-        return RetryOffer(intent, dict(cast(Mapping[str, JsonValue], arguments)))
+        return Offer("retry", intent, dict(cast(Mapping[str, JsonValue], arguments)))
     return None
