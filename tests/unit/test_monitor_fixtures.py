@@ -88,7 +88,7 @@ class Run:
 
     def _agent(self, text: str) -> None:
         self.ledger = add_utterance(self.ledger, "agent", text, self.now)
-        self._moment(Moment.ASSISTANT_TEXT, text)
+        self._moment("assistant_text", text)
 
     def _caller(self, text: str) -> None:
         self.tools = []
@@ -97,7 +97,7 @@ class Run:
         if note is not None:
             self.delivered.append(note)
             self.log.append(f"delivered {note.kind}:{note.step}")
-        self._moment(Moment.CALLER_FINAL, "")
+        self._moment("caller_final", "")
 
     def _moment(self, moment: Moment, text: str) -> None:
         step = current_step(PROCS, self.state, self.variables)
@@ -127,7 +127,7 @@ class Run:
         self.ladder, outcome = on_finding(
             self.ladder, checked.verdict.violation, PROCS, self.state, self.variables, self.now
         )
-        self.log.append(f"{decision.reason.value} -> {_name(outcome)}")
+        self.log.append(f"{decision.reason} -> {_name(outcome)}")
         if isinstance(outcome, Deliver) and outcome.when == "now":
             self.delivered.append(outcome.correction)
 

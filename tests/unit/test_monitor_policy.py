@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from pipecat_steward.core.monitor import (
     MAX_MESSAGES,
@@ -10,7 +10,6 @@ from pipecat_steward.core.monitor import (
     MAX_UTTERANCES,
     VERDICT_SCHEMA,
     Assess,
-    AssessReason,
     EvidenceLedger,
     Exchange,
     Moment,
@@ -62,7 +61,7 @@ def procs_and_state(
 
 def test_a_deterministic_current_step_needs_no_model() -> None:
     procs, state, variables = procs_and_state()
-    for moment in Moment:
+    for moment in get_args(Moment):
         decision = decide_assessment(procs, state, variables, moment, text="Thanks.")
         assert isinstance(decision, Skip)
 
@@ -70,25 +69,23 @@ def test_a_deterministic_current_step_needs_no_model() -> None:
 def test_a_judge_step_is_assessed_once_its_exchange_is_under_way() -> None:
     procs, state, variables = procs_and_state(verified=True)
     fresh = Exchange().follow("confirm")
-    asked = fresh.heard(Moment.ASSISTANT_TEXT)
-    answered = asked.heard(Moment.CALLER_FINAL)
-    assert not fresh.heard(Moment.CALLER_FINAL).caller_answered  # the caller spoke first
-    skip = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, exchange=asked)
+    asked = fresh.heard("assistant_text")
+    answered = asked.heard("caller_final")
+    assert not fresh.heard("caller_final").caller_answered  # the caller spoke first
+    skip = decide_assessment(procs, state, variables, "assistant_text", exchange=asked)
     assert isinstance(skip, Skip)
-    go = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, exchange=answered)
-    assert go == Assess(AssessReason.JUDGE_STEP, ("confirm",))
+    go = decide_assessment(procs, state, variables, "caller_final", exchange=answered)
+    assert go == Assess("judge_step", ("confirm",))
 
 
 def test_completion_claims_fire_the_drift_heuristic_unless_a_tool_backs_them() -> None:
     procs, state, variables = procs_and_state()
     claim = "Your appointment is on July 14th."  # a record claim without "completed"
-    hit = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=claim)
-    assert hit == Assess(AssessReason.COMPLETION_CLAIM, ())
-    backed = decide_assessment(
-        procs, state, variables, Moment.ASSISTANT_TEXT, text=claim, backed=True
-    )
+    hit = decide_assessment(procs, state, variables, "assistant_text", text=claim)
+    assert hit == Assess("completion_claim", ())
+    backed = decide_assessment(procs, state, variables, "assistant_text", text=claim, backed=True)
     assert isinstance(backed, Skip)
-    on_caller = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, text=claim)
+    on_caller = decide_assessment(procs, state, variables, "caller_final", text=claim)
     assert isinstance(on_caller, Skip)
 
 
@@ -122,7 +119,7 @@ def test_monitor_disabled_means_no_assessment() -> None:
         sidecar={**SIDECAR, "monitor": {"enabled": False}}, verified=True
     )
     answered = Exchange("confirm", True, True)
-    decision = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, exchange=answered)
+    decision = decide_assessment(procs, state, variables, "caller_final", exchange=answered)
     assert isinstance(decision, Skip)
 
 
@@ -183,7 +180,7 @@ def test_request_sections_schema_and_cache_key() -> None:
     ledger = add_variable(EvidenceLedger(), "verified", True)
     ledger = add_utterance(ledger, "agent", "That's $40 — right?")
     ledger = add_utterance(ledger, "caller", "Yes")
-    request = build_request(procs, state, variables, ledger, ("confirm",), AssessReason.JUDGE_STEP)
+    request = build_request(procs, state, variables, ledger, ("confirm",), "judge_step")
     user = request.user
     assert user.index("Platform facts (authoritative") < user.index("Dialogue")
     assert "[e1] platform: verified is now true" in user

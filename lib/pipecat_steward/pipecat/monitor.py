@@ -273,11 +273,11 @@ class ProcedureMonitor:
         self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)
         if not self.rider:
             await self._deliver_due(now)
-        self._consider(Moment.CALLER_FINAL, "")
+        self._consider("caller_final", "")
 
     def _on_assistant(self, text: str, now: float) -> None:
         self.ledger = add_utterance(self.ledger, "agent", text, now)
-        self._consider(Moment.ASSISTANT_TEXT, text)
+        self._consider("assistant_text", text)
         sup = self.session.supervisor
         assert sup is not None
         self.watchdog = arm_watchdog(self.watchdog, sup.procs, sup.state, self._vars(), text, now)
@@ -433,7 +433,7 @@ class ProcedureMonitor:
         if sup is None:
             return None
         steps = judge_requirements(sup.procs, sup.state, self._vars(), focus=pending.steps)
-        found = await asyncio.shield(self.assess(steps, AssessReason.GATE))
+        found = await asyncio.shield(self.assess(steps, "gate"))
         if isinstance(found, Checked):  # an answer, even "nothing satisfied", is not a timeout
             return Verdict(satisfied=found.verdict.satisfied)
         if found is None:  # the logic_slm failed: the gate names the monitor as unavailable

@@ -5,7 +5,7 @@ Pure: no clock, no IO; the adapter supplies time and the model call.
 Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
 
     ledger = add_utterance(ledger, "agent", text, at=now)
-    decision = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=text,
+    decision = decide_assessment(procs, state, variables, "assistant_text", text=text,
                                  exchange=exchange, backed=backed)
     match decision:
         case Assess(reason, steps):

@@ -28,7 +28,6 @@ from pipecat_steward.core.procedures.model import Severity
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
     ProcedureViolation,
-    StepState,
     ViolationKind,
     armed_checklists,
     current_step,
@@ -153,7 +152,7 @@ def _open_and_armed(
     return (
         s is not None
         and s.checklist in armed_checklists(procs, state)
-        and step_state(s, variables) is StepState.OPEN
+        and step_state(s, variables) == "open"
     )
 
 

@@ -19,19 +19,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+from typing import Literal
 
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    StepState,
     armed_checklists,
     armed_steps,
     current_step,
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.words import word_set
 
 __all__ = [
@@ -79,22 +78,11 @@ _ACTION = re.compile(
 )
 
 
-class Moment(StrEnum):
-    """The conversational moment at which an assessment may start."""
+Moment = Literal["assistant_text", "caller_final", "gate"]
+"""The conversational moment at which an assessment may start."""
 
-    ASSISTANT_TEXT = "assistant_text"
-    CALLER_FINAL = "caller_final"
-    GATE = "gate"
-
-
-class AssessReason(StrEnum):
-    """Why the SLM is consulted."""
-
-    JUDGE_STEP = "judge_step"
-    LLM_APPLIES = "llm_applies"
-    COMPLETION_CLAIM = "completion_claim"
-    OUT_OF_ORDER = "out_of_order"
-    GATE = "gate"
+AssessReason = Literal["judge_step", "llm_applies", "completion_claim", "out_of_order", "gate"]
+"""Why the SLM is consulted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +124,9 @@ class Exchange:
 
     def heard(self, moment: Moment) -> Exchange:
         """Record the agent's text or the caller's final transcript."""
-        if moment is Moment.ASSISTANT_TEXT:
+        if moment == "assistant_text":
             return Exchange(self.step, True, self.caller_answered)
-        if moment is Moment.CALLER_FINAL and self.agent_spoke:
+        if moment == "caller_final" and self.agent_spoke:
             return Exchange(self.step, True, True)
         return self
 
@@ -155,7 +143,7 @@ def _open_llm_applies(
         s
         for k in armed_checklists(procs, state)
         for s in procs.checklist_steps(k)
-        if s.applies_llm and step_state(s, variables) is StepState.OPEN and monitored(procs, s)
+        if s.applies_llm and step_state(s, variables) == "open" and monitored(procs, s)
     ]
 
 
@@ -168,7 +156,7 @@ def judge_requirements(
     """At most three eligible requirements: ``focus``, the current judge step, llm conditions."""
     current = current_step(procs, state, variables)
     ids = [s for s in focus if s in procs.steps]
-    if current is not None and current.kind is CompletionKind.JUDGE and monitored(procs, current):
+    if current is not None and current.kind == "judge" and monitored(procs, current):
         ids.append(current.id)
     ids += [s.id for s in _open_llm_applies(procs, state, variables)]
     return tuple(dict.fromkeys(ids))[:MAX_REQUIREMENTS]
@@ -264,14 +252,14 @@ def decide_assessment(
         return Skip("no monitored open step")
     steps = judge_requirements(procs, state, variables)
     if steps and exchange.step == current.id and exchange.caller_answered:  # both sides spoke
-        reason = AssessReason.JUDGE_STEP if current.id in steps else AssessReason.LLM_APPLIES
+        reason = "judge_step" if current.id in steps else "llm_applies"
         return Assess(reason, steps)
-    if moment is not Moment.ASSISTANT_TEXT:
+    if moment != "assistant_text":
         return Skip("exchange not under way")
     if claims_completion(text) and not backed:
-        return Assess(AssessReason.COMPLETION_CLAIM, steps)
+        return Assess("completion_claim", steps)
     if out_of_order:
-        return Assess(AssessReason.OUT_OF_ORDER, steps)
+        return Assess("out_of_order", steps)
     return Skip("no drift")
 
 
@@ -295,7 +283,4 @@ def _open_judge_ancestor(
     procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]
 ) -> bool:
     ancestors = (procs.steps[a] for a in procs.ancestors.get(step.id, ()))
-    return any(
-        a.kind is CompletionKind.JUDGE and step_state(a, variables) is StepState.OPEN
-        for a in ancestors
-    )
+    return any(a.kind == "judge" and step_state(a, variables) == "open" for a in ancestors)

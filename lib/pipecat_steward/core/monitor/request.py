@@ -15,17 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceKind, EvidenceLedger
+from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceLedger
 from pipecat_steward.core.monitor.policy import AssessReason
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    StepState,
     armed_steps,
     current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -167,11 +166,11 @@ def _mark(
     step: ProcedureStep, current: ProcedureStep | None, variables: Mapping[str, object]
 ) -> str:
     match step_state(step, variables):
-        case StepState.DONE:
+        case "done":
             return "done (do not judge)"
-        case StepState.NOT_APPLICABLE:
+        case "not_applicable":
             return "not applicable"
-        case StepState.OPEN:
+        case "open":
             return "CURRENT" if current is not None and step.id == current.id else "upcoming"
 
 
@@ -180,7 +179,7 @@ def _checklist(
 ) -> str:
     lines = ["Procedure (in order):"]
     for step in steps:
-        auto = "" if step.kind is CompletionKind.JUDGE else "; completes automatically"
+        auto = "" if step.kind == "judge" else "; completes automatically"
         lines.append(f"- {step.id} [{_mark(step, current, variables)}{auto}]: {step.title}")
     return "\n".join(lines)
 
@@ -191,7 +190,7 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
     lines = ["Requirements to judge (cite evidence ids for each):"]
     for step_id in requirements:
         step = procs.steps[step_id]
-        if step.kind is CompletionKind.JUDGE and step.judge:
+        if step.kind == "judge" and step.judge:
             lines.append(f"- {step_id}: satisfied when {step.judge}")
         if step.applies_llm:
             lines.append(
@@ -202,10 +201,10 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
 
 
 _SECTIONS = (
-    ("Platform facts (authoritative; a fact outranks anything said):", EvidenceKind.VARIABLE),
-    ("Tool results (platform-reported):", EvidenceKind.TOOL),
-    ("Application messages:", EvidenceKind.APPLICATION),
-    ("Dialogue (oldest first):", EvidenceKind.UTTERANCE),
+    ("Platform facts (authoritative; a fact outranks anything said):", "variable"),
+    ("Tool results (platform-reported):", "tool"),
+    ("Application messages:", "application"),
+    ("Dialogue (oldest first):", "utterance"),
 )
 
 
@@ -213,7 +212,7 @@ def _evidence(ledger: EvidenceLedger) -> str:
     entries = (*ledger.observations, *ledger.messages, *ledger.utterances)
     blocks: list[str] = []
     for title, kind in _SECTIONS:
-        lines = [_line(e) for e in entries if e.kind is kind]
+        lines = [_line(e) for e in entries if e.kind == kind]
         if lines:
             blocks.append("\n".join([title, *lines]))
     return "\n\n".join(blocks) or "No evidence yet."

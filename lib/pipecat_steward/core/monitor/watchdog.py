@@ -18,7 +18,6 @@ from pipecat_steward.core.monitor.policy import monitored, promises_action
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
 from pipecat_steward.core.procedures.state import ProcedureState, current_step
-from pipecat_steward.core.procedures.steps import CompletionKind
 
 __all__ = ["PROMISE_WAIT_S", "Watchdog", "arm", "disarm", "fire", "played_out"]
 
@@ -49,7 +48,7 @@ def arm(
 ) -> Watchdog:
     """Arm on a promise of a tool action spoken while the current step is a tool step."""
     step = current_step(procs, state, variables)
-    if step is None or step.kind is not CompletionKind.TOOL or not monitored(procs, step):
+    if step is None or step.kind != "tool" or not monitored(procs, step):
         return wd
     if step.id in wd.nudged or not promises_action(text):
         return wd

@@ -20,7 +20,6 @@ from pipecat_steward.core.procedures.state import (
     ProcedureState,
     ProcedureUpdate,
     ProcedureViolation,
-    StepState,
     Writer,
     armed_checklists,
     armed_steps,
@@ -30,7 +29,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = [
@@ -62,10 +61,10 @@ def settle_variables(
         done = [
             s
             for s in armed_steps(procs, state)
-            if s.kind is CompletionKind.VARIABLE
+            if s.kind == "variable"
             and s.expr is not None
             and (watch is None or _reads(s) & watch)
-            and step_state(s, writer.variables) is StepState.OPEN
+            and step_state(s, writer.variables) == "open"
             and s.expr.truthy(writer.variables)
         ]
         if not done:
@@ -124,7 +123,7 @@ class ToolResultUpdate:
 
 
 def _matches(step: ProcedureStep, tool: str, component: str | None) -> bool:
-    if step.kind is not CompletionKind.TOOL:
+    if step.kind != "tool":
         return False
     return (step.tool is None or step.tool == tool) and (
         step.component is None or step.component == component
@@ -149,7 +148,7 @@ def _tool_steps(
     return [
         s
         for s in armed_steps(procs, state)
-        if _matches(s, tool, component) and step_state(s, variables) is StepState.OPEN
+        if _matches(s, tool, component) and step_state(s, variables) == "open"
     ]
 
 
@@ -205,7 +204,7 @@ def _out_of_order(
     skipped = [
         procs.steps[a]
         for a in procs.ancestors[step_id]
-        if step_state(procs.steps[a], variables) is StepState.OPEN
+        if step_state(procs.steps[a], variables) == "open"
     ]
     if not skipped:
         return None
@@ -373,15 +372,11 @@ def apply_verdict(
     writer = Writer.over(variables)
     for step_id in verdict.not_applicable:
         s = procs.steps[step_id]
-        if s.checklist in armed and s.applies_llm and step_state(s, variables) is StepState.OPEN:
+        if s.checklist in armed and s.applies_llm and step_state(s, variables) == "open":
             writer.set(na_name(step_id), True)
     for step_id in verdict.satisfied:
         s = procs.steps[step_id]
-        if (
-            s.checklist in armed
-            and s.kind is CompletionKind.JUDGE
-            and ready(procs, s, writer.variables)
-        ):
+        if s.checklist in armed and s.kind == "judge" and ready(procs, s, writer.variables):
             writer.complete(step_id)
     sync_current(procs, state, writer)
     settle_variables(procs, state, writer, {done_name(s) for s in writer.completed})

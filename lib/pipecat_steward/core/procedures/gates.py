@@ -21,7 +21,6 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures, Procedu
 from pipecat_steward.core.procedures.model import FailMode
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    StepState,
     armed_checklists,
     ready,
     step_state,
@@ -206,11 +205,11 @@ def _decide(
     modes: set[FailMode] = set()
     for step_id in gate.steps:
         step = procs.steps[step_id]
-        if step.checklist not in armed or step_state(step, variables) is not StepState.OPEN:
+        if step.checklist not in armed or step_state(step, variables) != "open":
             continue  # not armed here, already done, or does not apply: the gate does not bind
         for ancestor in procs.ancestors[step_id]:
             prereq = procs.steps[ancestor]
-            if step_state(prereq, variables) is StepState.OPEN:
+            if step_state(prereq, variables) == "open":
                 blocking[ancestor] = prereq
                 modes.add(step.fail_mode)
     if not blocking:
@@ -232,9 +231,9 @@ def _repeat_veto(
 ) -> Veto | None:
     """A completed, non-repeatable irreversible step vetoes its tool (no double charge)."""
     steps = [procs.steps[s] for s in gate.steps if procs.steps[s].checklist in armed]
-    if any(step_state(s, variables) is StepState.OPEN for s in steps):
+    if any(step_state(s, variables) == "open" for s in steps):
         return None  # another armed step still needs the tool
-    done = [s for s in steps if not s.repeatable and step_state(s, variables) is StepState.DONE]
+    done = [s for s in steps if not s.repeatable and step_state(s, variables) == "done"]
     if not done:
         return None
     refs = tuple(StepRef(s.id, s.title) for s in done)

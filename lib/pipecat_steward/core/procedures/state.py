@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Literal, cast
 
 from pipecat_steward.core.expressions import Expression
@@ -55,12 +54,8 @@ def na_name(step_id: str) -> str:
     return f"proc_{step_id}_na"
 
 
-class StepState(StrEnum):
-    """A step's state as the checklist shows it."""
-
-    OPEN = "open"
-    DONE = "done"
-    NOT_APPLICABLE = "not_applicable"
+StepState = Literal["open", "done", "not_applicable"]
+"""A step's state as the checklist shows it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,17 +217,17 @@ def applies(step: ProcedureStep, variables: Mapping[str, object]) -> bool:
 def step_state(step: ProcedureStep, variables: Mapping[str, object]) -> StepState:
     """Done, not applicable (judged ``proc_<id>_na`` or a code condition false) or open."""
     if variables.get(done_name(step.id)) is True:
-        return StepState.DONE
+        return "done"
     if variables.get(na_name(step.id)) is True or not applies(step, variables):
-        return StepState.NOT_APPLICABLE
-    return StepState.OPEN
+        return "not_applicable"
+    return "open"
 
 
 def ready(procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Open, with every prerequisite done or not applicable."""
-    if step_state(step, variables) is not StepState.OPEN:
+    if step_state(step, variables) != "open":
         return False
-    return all(step_state(procs.steps[r], variables) is not StepState.OPEN for r in step.requires)
+    return all(step_state(procs.steps[r], variables) != "open" for r in step.requires)
 
 
 def armed_checklists(procs: CompiledProcedures, state: ProcedureState) -> tuple[str, ...]:

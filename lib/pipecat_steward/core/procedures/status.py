@@ -39,9 +39,9 @@ def procedure_status(
             {
                 "id": s.id,
                 "title": s.title,
-                "state": step_state(s, variables).value,
+                "state": step_state(s, variables),
                 "current": current is not None and s.id == current.id,
-                "kind": s.kind.value,
+                "kind": s.kind,
                 "irreversible": s.irreversible,
                 "active_in": list(checklist.active_in),
             }
