@@ -29,6 +29,7 @@ from pipecat_steward.core.monitor import (
 from pipecat_steward.core.procedures import (
     CompiledProcedures,
     ProcedureState,
+    ProcedureView,
     ScopeSource,
     compile_procedures,
     done_name,
@@ -55,14 +56,14 @@ def procs_and_state(
 ) -> tuple[CompiledProcedures, ProcedureState, dict[str, Any]]:
     procs = compile_procedures([ScopeSource("main", prompt, sidecar or SIDECAR)])
     update = start_session(procs, {})
-    update = on_variables(procs, update.state, {**update.variables, **variables})
+    update = on_variables(ProcedureView(procs, update.state, {**update.variables, **variables}))
     return procs, update.state, dict(update.variables)
 
 
 def test_a_deterministic_current_step_needs_no_model() -> None:
     procs, state, variables = procs_and_state()
     for moment in get_args(Moment):
-        decision = decide_assessment(procs, state, variables, moment, text="Thanks.")
+        decision = decide_assessment(ProcedureView(procs, state, variables), moment, text="Thanks.")
         assert isinstance(decision, Skip)
 
 
@@ -72,20 +73,20 @@ def test_a_judge_step_is_assessed_once_its_exchange_is_under_way() -> None:
     asked = fresh.heard("assistant_text")
     answered = asked.heard("caller_final")
     assert not fresh.heard("caller_final").caller_answered  # the caller spoke first
-    skip = decide_assessment(procs, state, variables, "assistant_text", exchange=asked)
+    skip = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", exchange=asked)
     assert isinstance(skip, Skip)
-    go = decide_assessment(procs, state, variables, "caller_final", exchange=answered)
+    go = decide_assessment(ProcedureView(procs, state, variables), "caller_final", exchange=answered)
     assert go == Assess("judge_step", ("confirm",))
 
 
 def test_completion_claims_fire_the_drift_heuristic_unless_a_tool_backs_them() -> None:
     procs, state, variables = procs_and_state()
     claim = "Your appointment is on July 14th."  # a record claim without "completed"
-    hit = decide_assessment(procs, state, variables, "assistant_text", text=claim)
+    hit = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", text=claim)
     assert hit == Assess("completion_claim", ())
-    backed = decide_assessment(procs, state, variables, "assistant_text", text=claim, backed=True)
+    backed = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", text=claim, backed=True)
     assert isinstance(backed, Skip)
-    on_caller = decide_assessment(procs, state, variables, "caller_final", text=claim)
+    on_caller = decide_assessment(ProcedureView(procs, state, variables), "caller_final", text=claim)
     assert isinstance(on_caller, Skip)
 
 
@@ -111,7 +112,7 @@ def test_llm_applicability_is_a_requirement_and_at_most_three_are_asked() -> Non
         ]
     }
     procs, state, variables = procs_and_state(prompt, sidecar)
-    assert judge_requirements(procs, state, variables) == ("s0", "s1", "s2")
+    assert judge_requirements(ProcedureView(procs, state, variables)) == ("s0", "s1", "s2")
 
 
 def test_monitor_disabled_means_no_assessment() -> None:
@@ -119,15 +120,15 @@ def test_monitor_disabled_means_no_assessment() -> None:
         sidecar={**SIDECAR, "monitor": {"enabled": False}}, verified=True
     )
     answered = Exchange("confirm", True, True)
-    decision = decide_assessment(procs, state, variables, "caller_final", exchange=answered)
+    decision = decide_assessment(ProcedureView(procs, state, variables), "caller_final", exchange=answered)
     assert isinstance(decision, Skip)
 
 
 def test_out_of_order_names_tools_acting_before_an_open_judge_step() -> None:
     procs, state, variables = procs_and_state(verified=True)
-    assert out_of_order_tools(procs, state, variables, ("lookup", "other")) == ("lookup",)
+    assert out_of_order_tools(ProcedureView(procs, state, variables), ("lookup", "other")) == ("lookup",)
     variables[done_name("confirm")] = True
-    assert out_of_order_tools(procs, state, variables, ("lookup",)) == ()
+    assert out_of_order_tools(ProcedureView(procs, state, variables), ("lookup",)) == ()
 
 
 def test_ledger_bounds_and_ids() -> None:
@@ -180,7 +181,7 @@ def test_request_sections_schema_and_cache_key() -> None:
     ledger = add_variable(EvidenceLedger(), "verified", True)
     ledger = add_utterance(ledger, "agent", "That's $40 — right?")
     ledger = add_utterance(ledger, "caller", "Yes")
-    request = build_request(procs, state, variables, ledger, ("confirm",), "judge_step")
+    request = build_request(ProcedureView(procs, state, variables), ledger, ("confirm",), "judge_step")
     user = request.user
     assert user.index("Platform facts (authoritative") < user.index("Dialogue")
     assert "[e1] platform: verified is now true" in user

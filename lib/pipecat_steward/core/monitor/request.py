@@ -20,8 +20,8 @@ from pipecat_steward.core.monitor.policy import AssessReason
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
+    ProcedureView,
     armed_steps,
-    current_step,
     step_state,
 )
 from pipecat_steward.core.procedures.steps import ProcedureStep
@@ -136,19 +136,16 @@ def cache_key(
 
 
 def build_request(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
+    view: ProcedureView,
     ledger: EvidenceLedger,
     requirements: tuple[str, ...],
     reason: AssessReason,
 ) -> AssessmentRequest:
     """Build the request for ``requirements`` over the armed checklists and the ledger."""
-    steps = armed_steps(procs, state)
-    current = current_step(procs, state, variables)
+    steps = armed_steps(view.procs, view.state)
     parts = [
-        _checklist(steps, current, variables),
-        _requirements(procs, requirements),
+        _checklist(steps, view.current(), view.variables),
+        _requirements(view.procs, requirements),
         _evidence(ledger),
     ]
     return AssessmentRequest(
@@ -156,8 +153,8 @@ def build_request(
         shown=frozenset(s.id for s in steps),
         evidence_ids=ledger.ids,
         user="\n\n".join(p for p in parts if p),
-        key=cache_key(state, variables, ledger, requirements),
-        visit=state.visit,
+        key=cache_key(view.state, view.variables, ledger, requirements),
+        visit=view.state.visit,
         reason=reason,
     )
 

@@ -21,6 +21,7 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures, Procedu
 from pipecat_steward.core.procedures.model import FailMode
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
+    ProcedureView,
     armed_checklists,
     ready,
     step_state,
@@ -170,23 +171,18 @@ def guidance_enabled(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     return monitor.enabled and monitor.max_corrections_per_step > 0
 
 
-def decide_gate(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tool: str,
-) -> GateDecision:
+def decide_gate(view: ProcedureView, tool: str) -> GateDecision:
     """Decide the ``procedure_gate`` of ``tool`` from state alone; never raises.
 
     Returns:
         ``Allow``, ``Veto`` (a deterministic prerequisite is open) or ``AwaitJudge`` (only
         judge prerequisites are open).
     """
-    gate = procs.gates.get(tool)
+    gate = view.procs.gates.get(tool)
     if gate is None:
         return Allow(tool)
     try:
-        return _decide(procs, state, variables, gate)
+        return _decide(view.procs, view.state, view.variables, gate)
     except Exception as exc:  # a gate never raises; an internal fault keeps the tool closed
         return Veto(tool, reason=f"internal error: {type(exc).__name__}")
 
@@ -294,17 +290,11 @@ def compile_tool_logic(
     }
 
 
-def decide_tool(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tool: str,
-    logic: ToolLogic | None,
-) -> GateDecision:
+def decide_tool(view: ProcedureView, tool: str, logic: ToolLogic | None) -> GateDecision:
     """The procedure gate first; only if it allows, the author's ``available_when``."""
-    decision = decide_gate(procs, state, variables, tool)
+    decision = decide_gate(view, tool)
     if not isinstance(decision, Allow) or logic is None or logic.available_when is None:
         return decision
-    if logic.available_when.truthy(variables):
+    if logic.available_when.truthy(view.variables):
         return decision
     return Veto(tool, reason="available_when")

@@ -24,6 +24,7 @@ __all__ = [
     "BlockedTool",
     "ProcedureState",
     "ProcedureUpdate",
+    "ProcedureView",
     "StepState",
     "ProcedureViolation",
     "ViolationKind",
@@ -150,6 +151,29 @@ class ProcedureUpdate:
     variables: Mapping[str, JsonValue]
     changes: tuple[VariableChange, ...] = ()
     completed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureView:
+    """What a procedure decision reads: the compiled procedures, their state and the blackboard.
+
+    Attributes:
+        procs: The compiled procedures.
+        state: The procedure state.
+        variables: The blackboard.
+    """
+
+    procs: CompiledProcedures
+    state: ProcedureState
+    variables: Mapping[str, JsonValue]
+
+    def after(self, update: ProcedureUpdate) -> ProcedureView:
+        """The same procedures over an update's state and variables."""
+        return ProcedureView(self.procs, update.state, update.variables)
+
+    def current(self) -> ProcedureStep | None:
+        """The next ready step (:func:`current_step`)."""
+        return current_step(self.procs, self.state, self.variables)
 
 
 @dataclass(slots=True)
