@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pipecat_steward.core.procedures.blocks import WarningCode
+
 __all__ = ["Issue", "IssueCode", "IssueSeverity"]
 
 
@@ -12,17 +14,10 @@ IssueSeverity = Literal["error", "warning"]
 """Whether publishing must stop (``error``) or the author should look (``warning``)."""
 
 IssueCode = Literal[
-    # scanner (the prompt's inline blocks)
-    "unclosed_step",
-    "unclosed_procedure",
-    "stray_close",
-    "nested_step",
-    "nested_procedure",
-    "bad_name",
-    "unknown_reference",
+    # found by the scanner of the prompt's inline blocks: unclosed, stray or nested markers,
+    # bad names, unknown references, duplicate steps and groups
+    WarningCode,
     # cross-references
-    "duplicate_step",
-    "duplicate_group",
     "unknown_step",
     "requires_cycle",
     "irreversible_without_tool",
