@@ -22,7 +22,7 @@ from pipecat_steward.cli._agent_yaml import replace_sections
 from pipecat_steward.cli.derive import DeriveRefused, derive, derive_stage, write_derived
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueSeverity, scan
+from pipecat_steward.core.procedures import scan
 from pipecat_steward.core.procedures.blocks import strip_markers
 from pipecat_steward.testing.scripted_slm import ScriptedSLM, SLMRequest
 
@@ -30,7 +30,7 @@ DRIFTED = answer(WOVEN.replace("try once more", "retry"), *GOOD["steps"])
 
 
 def _errors(folder: Path) -> list[str]:
-    return [str(i) for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
+    return [str(i) for i in validate_agent(folder) if i.severity == "error"]
 
 
 async def test_clean_weave_dry_run_then_one_write(tmp_path: Path) -> None:

@@ -20,7 +20,6 @@ from tests.slm_support.local_llm import MODEL_ALIAS, SKIP_ENV, llama_server, mis
 
 from pipecat_steward.cli.derive import DeriveRefused, derive, derive_stage, report
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.core.procedures.blocks import strip_markers
 from pipecat_steward.slm import SLMClient
 from pipecat_steward.storage.ledger import MemoryLedger
@@ -82,4 +81,4 @@ async def test_derive_over_the_real_wire(llama_url: str, tmp_path: Path) -> None
     assert strip_markers(yaml.safe_load(derived.after)["prompt"]) == SHORT
     copy = make_agent(tmp_path / "written", SHORT)
     (copy / "agent.yaml").write_text(derived.after)
-    assert not [i for i in validate_agent(copy) if i.severity is IssueSeverity.ERROR]
+    assert not [i for i in validate_agent(copy) if i.severity == "error"]

@@ -36,6 +36,7 @@ from pipecat_steward.core.monitor import (
     take_due,
 )
 from pipecat_steward.core.procedures import (
+    ProcedureView,
     apply_verdict,
     current_step,
     done_name,
@@ -74,7 +75,7 @@ class Run:
 
     def _var(self, name: str, value: Any) -> None:
         self.ledger = add_variable(self.ledger, name, value, self.now)
-        update = on_variables(PROCS, self.state, {**self.variables, name: value}, [name])
+        update = on_variables(ProcedureView(PROCS, self.state, {**self.variables, name: value}), [name])
         self.state, self.variables = update.state, dict(update.variables)
 
     def _done(self, *steps: str) -> None:  # test set-up: steps completed earlier in the call
@@ -82,31 +83,29 @@ class Run:
 
     def _tool(self, name: str, result: Any) -> None:
         self.ledger = add_tool_result(self.ledger, name, result, at=self.now)
-        update = on_tool_result(PROCS, self.state, self.variables, name, result).update
+        update = on_tool_result(ProcedureView(PROCS, self.state, self.variables), name, result).update
         self.state, self.variables = update.state, dict(update.variables)
         self.tools.append(name)
 
     def _agent(self, text: str) -> None:
         self.ledger = add_utterance(self.ledger, "agent", text, self.now)
-        self._moment(Moment.ASSISTANT_TEXT, text)
+        self._moment("assistant_text", text)
 
     def _caller(self, text: str) -> None:
         self.tools = []
         self.ledger = add_utterance(self.ledger, "caller", text, self.now)
-        self.ladder, note = take_due(self.ladder, PROCS, self.state, self.variables, self.now)
+        self.ladder, note = take_due(self.ladder, ProcedureView(PROCS, self.state, self.variables), self.now)
         if note is not None:
             self.delivered.append(note)
             self.log.append(f"delivered {note.kind}:{note.step}")
-        self._moment(Moment.CALLER_FINAL, "")
+        self._moment("caller_final", "")
 
     def _moment(self, moment: Moment, text: str) -> None:
         step = current_step(PROCS, self.state, self.variables)
         self.exchange = self.exchange.follow(step.id if step else None).heard(moment)
-        ooo = out_of_order_tools(PROCS, self.state, self.variables, tuple(self.tools))
+        ooo = out_of_order_tools(ProcedureView(PROCS, self.state, self.variables), tuple(self.tools))
         decision = decide_assessment(
-            PROCS,
-            self.state,
-            self.variables,
+            ProcedureView(PROCS, self.state, self.variables),
             moment,
             text=text,
             exchange=self.exchange,
@@ -118,16 +117,16 @@ class Run:
 
     def _assess(self, decision: Assess) -> None:
         request = build_request(
-            PROCS, self.state, self.variables, self.ledger, decision.steps, decision.reason
+            ProcedureView(PROCS, self.state, self.variables), self.ledger, decision.steps, decision.reason
         )
         checked = check_verdict(self.verdicts.pop(0), request, PROCS, self.variables)
         assert isinstance(checked, Checked), checked
-        update = apply_verdict(PROCS, self.state, self.variables, checked.verdict)
+        update = apply_verdict(ProcedureView(PROCS, self.state, self.variables), checked.verdict)
         self.state, self.variables = update.state, dict(update.variables)
         self.ladder, outcome = on_finding(
-            self.ladder, checked.verdict.violation, PROCS, self.state, self.variables, self.now
+            self.ladder, checked.verdict.violation, ProcedureView(PROCS, self.state, self.variables), self.now
         )
-        self.log.append(f"{decision.reason.value} -> {_name(outcome)}")
+        self.log.append(f"{decision.reason} -> {_name(outcome)}")
         if isinstance(outcome, Deliver) and outcome.when == "now":
             self.delivered.append(outcome.correction)
 

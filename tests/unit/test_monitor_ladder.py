@@ -20,7 +20,12 @@ from pipecat_steward.core.monitor import (
     played_out,
     take_due,
 )
-from pipecat_steward.core.procedures import ProcedureViolation, done_name, enter_topic
+from pipecat_steward.core.procedures import (
+    ProcedureView,
+    ProcedureViolation,
+    done_name,
+    enter_topic,
+)
 from pipecat_steward.core.procedures.model import Severity
 
 PROCS, STATE, VARS = procs_and_state(verified=True)
@@ -35,7 +40,7 @@ def climb(
     state=STATE,
     variables=VARS,
 ):
-    return on_finding(ladder, violation, procs, state, variables, now)
+    return on_finding(ladder, violation, ProcedureView(procs, state, variables), now)
 
 
 def test_a_violation_needs_the_same_finding_on_two_consecutive_checks() -> None:
@@ -72,9 +77,9 @@ def test_budget_zero_observes_only() -> None:
 def test_one_correction_per_turn_identical_never_reissued_and_budget_spent() -> None:
     ladder, _ = climb(LadderState(), SKIP)
     ladder, _ = climb(ladder, SKIP)
-    ladder, note = take_due(ladder, PROCS, STATE, VARS, 2.0)
+    ladder, note = take_due(ladder, ProcedureView(PROCS, STATE, VARS), 2.0)
     assert note is not None and note.text.startswith("[Procedure check]")
-    ladder, again = take_due(ladder, PROCS, STATE, VARS, 3.0)
+    ladder, again = take_due(ladder, ProcedureView(PROCS, STATE, VARS), 3.0)
     assert again is None
     ladder, _ = climb(ladder, SKIP)
     _, outcome = climb(ladder, SKIP)
@@ -84,7 +89,7 @@ def test_one_correction_per_turn_identical_never_reissued_and_budget_spent() -> 
 def test_queued_notes_expire_after_sixty_seconds() -> None:
     ladder, _ = climb(LadderState(), SKIP)
     ladder, _ = climb(ladder, SKIP, 10.0)
-    ladder, note = take_due(ladder, PROCS, STATE, VARS, 10.0 + NOTE_TTL_S + 0.1)
+    ladder, note = take_due(ladder, ProcedureView(PROCS, STATE, VARS), 10.0 + NOTE_TTL_S + 0.1)
     assert note is None and ladder.queue == ()
 
 
@@ -92,10 +97,10 @@ def test_delivery_rechecks_live_state_and_leaving_a_topic_invalidates() -> None:
     ladder, _ = climb(LadderState(), SKIP)
     ladder, _ = climb(ladder, SKIP)
     done = {**VARS, done_name("confirm"): True}
-    assert take_due(ladder, PROCS, STATE, done, 1.0)[1] is None
+    assert take_due(ladder, ProcedureView(PROCS, STATE, done), 1.0)[1] is None
     moved = replace(STATE, visit=STATE.visit + 1)
-    assert take_due(ladder, PROCS, moved, VARS, 1.0)[1] is None
-    assert take_due(ladder, PROCS, STATE, VARS, 1.0)[1] is not None
+    assert take_due(ladder, ProcedureView(PROCS, moved, VARS), 1.0)[1] is None
+    assert take_due(ladder, ProcedureView(PROCS, STATE, VARS), 1.0)[1] is not None
 
 
 def test_a_hallucinated_completion_of_an_unfired_irreversible_step_is_severe() -> None:
@@ -123,11 +128,11 @@ def tool_step_state():
 
 def test_the_watchdog_nudges_once_after_four_seconds() -> None:
     procs, state, variables = tool_step_state()
-    wd = arm_watchdog(Watchdog(), procs, state, variables, "I'll look that up now.", 10.0)
+    wd = arm_watchdog(Watchdog(), ProcedureView(procs, state, variables), "I'll look that up now.", 10.0)
     assert wd.armed and wd.deadline == 10.0 + PROMISE_WAIT_S
     wd = played_out(wd, 12.0)  # playout ended later: count from there
-    assert fire_watchdog(wd, procs, state, variables, 14.5)[1] is None
-    wd, nudge = fire_watchdog(wd, procs, state, variables, 16.0)
+    assert fire_watchdog(wd, ProcedureView(procs, state, variables), 14.5)[1] is None
+    wd, nudge = fire_watchdog(wd, ProcedureView(procs, state, variables), 16.0)
     assert nudge is not None and nudge.step == "lookup" and nudge.severity is Severity.NUDGE
     assert nudge.kind is None and "nothing ran" in nudge.text
     assert (nudge.created_at, nudge.expires_at, nudge.visit) == (
@@ -135,20 +140,20 @@ def test_the_watchdog_nudges_once_after_four_seconds() -> None:
         16.0 + NOTE_TTL_S,
         state.visit,
     )
-    again = arm_watchdog(wd, procs, state, variables, "I'll look that up now.", 20.0)
+    again = arm_watchdog(wd, ProcedureView(procs, state, variables), "I'll look that up now.", 20.0)
     assert not again.armed  # one nudge per step
 
 
 def test_the_watchdog_never_arms_on_a_question_or_a_judge_step_and_disarms() -> None:
     procs, state, variables = tool_step_state()
-    asked = arm_watchdog(Watchdog(), procs, state, variables, "Shall I look that up?", 0.0)
+    asked = arm_watchdog(Watchdog(), ProcedureView(procs, state, variables), "Shall I look that up?", 0.0)
     assert not asked.armed
     judge_vars = procs_and_state(verified=True)[2]
-    assert not arm_watchdog(Watchdog(), procs, state, judge_vars, "I'll check.", 0.0).armed
-    wd = arm_watchdog(Watchdog(), procs, state, variables, "Let me pull up your file.", 0.0)
-    assert fire_watchdog(disarm_watchdog(wd), procs, state, variables, 99.0)[1] is None
+    assert not arm_watchdog(Watchdog(), ProcedureView(procs, state, judge_vars), "I'll check.", 0.0).armed
+    wd = arm_watchdog(Watchdog(), ProcedureView(procs, state, variables), "Let me pull up your file.", 0.0)
+    assert fire_watchdog(disarm_watchdog(wd), ProcedureView(procs, state, variables), 99.0)[1] is None
 
 
 def test_entering_a_topic_bumps_the_visit() -> None:
-    update = enter_topic(PROCS, STATE, VARS, "billing")
+    update = enter_topic(ProcedureView(PROCS, STATE, VARS), "billing")
     assert update.state.visit != STATE.visit

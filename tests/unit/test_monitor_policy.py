@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from pipecat_steward.core.monitor import (
     MAX_MESSAGES,
@@ -10,7 +10,6 @@ from pipecat_steward.core.monitor import (
     MAX_UTTERANCES,
     VERDICT_SCHEMA,
     Assess,
-    AssessReason,
     EvidenceLedger,
     Exchange,
     Moment,
@@ -30,6 +29,7 @@ from pipecat_steward.core.monitor import (
 from pipecat_steward.core.procedures import (
     CompiledProcedures,
     ProcedureState,
+    ProcedureView,
     ScopeSource,
     compile_procedures,
     done_name,
@@ -56,39 +56,37 @@ def procs_and_state(
 ) -> tuple[CompiledProcedures, ProcedureState, dict[str, Any]]:
     procs = compile_procedures([ScopeSource("main", prompt, sidecar or SIDECAR)])
     update = start_session(procs, {})
-    update = on_variables(procs, update.state, {**update.variables, **variables})
+    update = on_variables(ProcedureView(procs, update.state, {**update.variables, **variables}))
     return procs, update.state, dict(update.variables)
 
 
 def test_a_deterministic_current_step_needs_no_model() -> None:
     procs, state, variables = procs_and_state()
-    for moment in Moment:
-        decision = decide_assessment(procs, state, variables, moment, text="Thanks.")
+    for moment in get_args(Moment):
+        decision = decide_assessment(ProcedureView(procs, state, variables), moment, text="Thanks.")
         assert isinstance(decision, Skip)
 
 
 def test_a_judge_step_is_assessed_once_its_exchange_is_under_way() -> None:
     procs, state, variables = procs_and_state(verified=True)
     fresh = Exchange().follow("confirm")
-    asked = fresh.heard(Moment.ASSISTANT_TEXT)
-    answered = asked.heard(Moment.CALLER_FINAL)
-    assert not fresh.heard(Moment.CALLER_FINAL).caller_answered  # the caller spoke first
-    skip = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, exchange=asked)
+    asked = fresh.heard("assistant_text")
+    answered = asked.heard("caller_final")
+    assert not fresh.heard("caller_final").caller_answered  # the caller spoke first
+    skip = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", exchange=asked)
     assert isinstance(skip, Skip)
-    go = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, exchange=answered)
-    assert go == Assess(AssessReason.JUDGE_STEP, ("confirm",))
+    go = decide_assessment(ProcedureView(procs, state, variables), "caller_final", exchange=answered)
+    assert go == Assess("judge_step", ("confirm",))
 
 
 def test_completion_claims_fire_the_drift_heuristic_unless_a_tool_backs_them() -> None:
     procs, state, variables = procs_and_state()
     claim = "Your appointment is on July 14th."  # a record claim without "completed"
-    hit = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=claim)
-    assert hit == Assess(AssessReason.COMPLETION_CLAIM, ())
-    backed = decide_assessment(
-        procs, state, variables, Moment.ASSISTANT_TEXT, text=claim, backed=True
-    )
+    hit = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", text=claim)
+    assert hit == Assess("completion_claim", ())
+    backed = decide_assessment(ProcedureView(procs, state, variables), "assistant_text", text=claim, backed=True)
     assert isinstance(backed, Skip)
-    on_caller = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, text=claim)
+    on_caller = decide_assessment(ProcedureView(procs, state, variables), "caller_final", text=claim)
     assert isinstance(on_caller, Skip)
 
 
@@ -114,7 +112,7 @@ def test_llm_applicability_is_a_requirement_and_at_most_three_are_asked() -> Non
         ]
     }
     procs, state, variables = procs_and_state(prompt, sidecar)
-    assert judge_requirements(procs, state, variables) == ("s0", "s1", "s2")
+    assert judge_requirements(ProcedureView(procs, state, variables)) == ("s0", "s1", "s2")
 
 
 def test_monitor_disabled_means_no_assessment() -> None:
@@ -122,15 +120,15 @@ def test_monitor_disabled_means_no_assessment() -> None:
         sidecar={**SIDECAR, "monitor": {"enabled": False}}, verified=True
     )
     answered = Exchange("confirm", True, True)
-    decision = decide_assessment(procs, state, variables, Moment.CALLER_FINAL, exchange=answered)
+    decision = decide_assessment(ProcedureView(procs, state, variables), "caller_final", exchange=answered)
     assert isinstance(decision, Skip)
 
 
 def test_out_of_order_names_tools_acting_before_an_open_judge_step() -> None:
     procs, state, variables = procs_and_state(verified=True)
-    assert out_of_order_tools(procs, state, variables, ("lookup", "other")) == ("lookup",)
+    assert out_of_order_tools(ProcedureView(procs, state, variables), ("lookup", "other")) == ("lookup",)
     variables[done_name("confirm")] = True
-    assert out_of_order_tools(procs, state, variables, ("lookup",)) == ()
+    assert out_of_order_tools(ProcedureView(procs, state, variables), ("lookup",)) == ()
 
 
 def test_ledger_bounds_and_ids() -> None:
@@ -183,7 +181,7 @@ def test_request_sections_schema_and_cache_key() -> None:
     ledger = add_variable(EvidenceLedger(), "verified", True)
     ledger = add_utterance(ledger, "agent", "That's $40 — right?")
     ledger = add_utterance(ledger, "caller", "Yes")
-    request = build_request(procs, state, variables, ledger, ("confirm",), AssessReason.JUDGE_STEP)
+    request = build_request(ProcedureView(procs, state, variables), ledger, ("confirm",), "judge_step")
     user = request.user
     assert user.index("Platform facts (authoritative") < user.index("Dialogue")
     assert "[e1] platform: verified is now true" in user

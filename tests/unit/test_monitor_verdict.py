@@ -8,7 +8,6 @@ import pytest
 from tests.unit.test_monitor_policy import procs_and_state, verdict
 
 from pipecat_steward.core.monitor import (
-    AssessReason,
     Checked,
     Discarded,
     EvidenceLedger,
@@ -16,11 +15,11 @@ from pipecat_steward.core.monitor import (
     build_request,
     check_verdict,
 )
-from pipecat_steward.core.procedures import ProcedureViolation
+from pipecat_steward.core.procedures import ProcedureView, ProcedureViolation
 
 PROCS, STATE, VARS = procs_and_state(verified=True)
 LEDGER = add_utterance(add_utterance(EvidenceLedger(), "agent", "$40 — ok?"), "caller", "Yes")
-REQUEST = build_request(PROCS, STATE, VARS, LEDGER, ("confirm",), AssessReason.JUDGE_STEP)
+REQUEST = build_request(ProcedureView(PROCS, STATE, VARS), LEDGER, ("confirm",), "judge_step")
 
 
 def check(raw: dict[str, Any]) -> Checked | Discarded:
@@ -69,7 +68,7 @@ def test_contradictions_are_unknown() -> None:
 
 def test_prerequisites_are_checked_again_and_only_requested_judge_steps_count() -> None:
     procs, state, variables = procs_and_state()  # verify (a prerequisite) still open
-    request = build_request(procs, state, variables, LEDGER, ("confirm",), AssessReason.GATE)
+    request = build_request(ProcedureView(procs, state, variables), LEDGER, ("confirm",), "gate")
     result = check_verdict(verdict(["confirm"], evidence=["e2"]), request, procs, variables)
     assert isinstance(result, Checked) and result.verdict.satisfied == ()
     lookup = check(verdict(["lookup"], evidence=["e2"]))  # deterministic, not requested

@@ -18,6 +18,7 @@ from pipecat_steward.core.procedures import (
     FailMode,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureView,
     ScopeSource,
     ToolOutcome,
     Verdict,
@@ -54,26 +55,26 @@ def session(procs: CompiledProcedures, **variables: Any) -> ProcedureUpdate:
 
 def verify(procs: CompiledProcedures, u: ProcedureUpdate) -> ProcedureUpdate:
     written = {**u.variables, "customer_auth_status": "verified"}
-    return on_variables(procs, u.state, written, ["customer_auth_status"])
+    return on_variables(ProcedureView(procs, u.state, written), ["customer_auth_status"])
 
 
 def through_headshot(procs: CompiledProcedures, **variables: Any) -> ProcedureUpdate:
     variables.setdefault("copay_amount", 40)  # billing knows a small copay: no review applies
     u = verify(procs, session(procs, **variables))
-    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("confirm_identity",)))
+    u = apply_verdict(ProcedureView(procs, u.state, u.variables), Verdict(satisfied=("confirm_identity",)))
     for tool, result in (
         ("find_patient", FOUND),
         ("show_appointment", CARD),
         ("attach_patient_headshot", {"status": "capture_started"}),
     ):
-        u = on_tool_result(procs, u.state, u.variables, tool, result, call_id=tool).update
+        u = on_tool_result(ProcedureView(procs, u.state, u.variables), tool, result, call_id=tool).update
     return u
 
 
 def test_just_charge_me_now_is_vetoed_with_the_recovery_guidance() -> None:
     procs = clinic()
     u = session(procs)
-    decision = decide_gate(procs, u.state, u.variables, "collect_payment")
+    decision = decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment")
     assert isinstance(decision, Veto)
     assert [s.id for s in decision.open_steps] == [
         "authenticate",
@@ -97,7 +98,7 @@ def test_just_charge_me_now_is_vetoed_with_the_recovery_guidance() -> None:
 def test_the_veto_guidance_comes_from_the_next_ready_prerequisite() -> None:
     procs = clinic()
     u = verify(procs, session(procs))
-    decision = decide_gate(procs, u.state, u.variables, "collect_payment")
+    decision = decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment")
     assert isinstance(decision, Veto) and decision.next_step is not None
     assert decision.next_step.id == "confirm_identity"
     assert "authenticate" not in [s.id for s in decision.open_steps]
@@ -105,19 +106,19 @@ def test_the_veto_guidance_comes_from_the_next_ready_prerequisite() -> None:
 
 def test_an_empty_lookup_leaves_the_step_open_and_numbers_the_empty_result() -> None:
     procs = clinic()
-    u = apply_verdict(procs, *_after_auth(procs), Verdict(satisfied=("confirm_identity",)))
-    first = on_tool_result(procs, u.state, u.variables, "find_patient", EMPTY, call_id="c1")
+    u = apply_verdict(ProcedureView(procs, *_after_auth(procs)), Verdict(satisfied=("confirm_identity",)))
+    first = on_tool_result(ProcedureView(procs, u.state, u.variables), "find_patient", EMPTY, call_id="c1")
     assert first.outcomes == (("lookup_patient", ToolOutcome.EMPTY),)
     assert first.update.variables[done_name("lookup_patient")] is False
     assert first.update.variables[CURRENT_STEP] == "lookup_patient"
     assert first.note is not None
     assert "no matching record (empty result #1 this visit)" in first.note
     assert "retry once" in first.note and "never invent a record" in first.note
-    again = on_tool_result(procs, first.update.state, first.update.variables, "find_patient", EMPTY, call_id="c1")
+    again = on_tool_result(ProcedureView(procs, first.update.state, first.update.variables), "find_patient", EMPTY, call_id="c1")
     assert again.note is not None and "#1 this visit" in again.note  # the same callback, the same number
-    second = on_tool_result(procs, again.update.state, again.update.variables, "find_patient", EMPTY, call_id="c2")
+    second = on_tool_result(ProcedureView(procs, again.update.state, again.update.variables), "find_patient", EMPTY, call_id="c2")
     assert second.note is not None and "#2 this visit" in second.note
-    found = on_tool_result(procs, second.update.state, second.update.variables, "find_patient", FOUND, call_id="c3")
+    found = on_tool_result(ProcedureView(procs, second.update.state, second.update.variables), "find_patient", FOUND, call_id="c3")
     assert found.update.variables[done_name("lookup_patient")] is True
     assert found.note is not None and found.note.startswith("Next step — Confirm the appointment:")
 
@@ -138,14 +139,14 @@ def test_the_gate_path_makes_no_network_call(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     for variables in (session(procs).variables, u.variables):
-        decision = decide_gate(procs, u.state, variables, "collect_payment")
+        decision = decide_gate(ProcedureView(procs, u.state, variables), "collect_payment")
         assert isinstance(decision, Veto | AwaitJudge)
 
 
 def test_a_judge_prerequisite_without_a_verdict_waits_then_closed_payment_vetoes() -> None:
     procs = clinic()
     u = through_headshot(procs)
-    decision = decide_gate(procs, u.state, u.variables, "collect_payment")
+    decision = decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment")
     assert isinstance(decision, AwaitJudge)
     assert decision.steps == ("ask_copay",)
     assert (decision.fail_mode, decision.timeout_s) == (FailMode.CLOSED, 8.0)
@@ -160,7 +161,7 @@ def test_a_step_set_open_allows_on_timeout_and_logs() -> None:
         if step["id"] == "take_payment":
             step["irreversible_fail_mode"] = "open"
     procs = clinic(procedure)
-    decision = decide_gate(procs, *_state(through_headshot(procs)), "collect_payment")
+    decision = decide_gate(ProcedureView(procs, *_state(through_headshot(procs))), "collect_payment")
     assert isinstance(decision, AwaitJudge) and decision.fail_mode is FailMode.OPEN
     allowed = resolve_timeout(decision)
     assert isinstance(allowed, Allow)
@@ -174,35 +175,35 @@ def _state(u: ProcedureUpdate) -> tuple[ProcedureState, Any]:
 def test_a_verdict_settles_the_judge_prerequisite_and_payment_is_allowed() -> None:
     procs = clinic()
     u = through_headshot(procs)
-    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("ask_copay",)))
-    assert isinstance(decide_gate(procs, u.state, u.variables, "collect_payment"), Allow)
+    u = apply_verdict(ProcedureView(procs, u.state, u.variables), Verdict(satisfied=("ask_copay",)))
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment"), Allow)
 
 
 def test_the_copay_review_branch_binds_only_when_it_applies() -> None:
     procs = clinic()
     u = through_headshot(procs, copay_amount=180)
-    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("ask_copay",)))
-    decision = decide_gate(procs, u.state, u.variables, "collect_payment")
+    u = apply_verdict(ProcedureView(procs, u.state, u.variables), Verdict(satisfied=("ask_copay",)))
+    decision = decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment")
     assert isinstance(decision, Veto) and [s.id for s in decision.open_steps] == ["review_copay"]
     assert decision.guidance is not None and decision.guidance.startswith("Copays over $100")
     cheap = through_headshot(procs, copay_amount=20)
-    cheap = apply_verdict(procs, cheap.state, cheap.variables, Verdict(satisfied=("ask_copay",)))
-    assert isinstance(decide_gate(procs, cheap.state, cheap.variables, "collect_payment"), Allow)
+    cheap = apply_verdict(ProcedureView(procs, cheap.state, cheap.variables), Verdict(satisfied=("ask_copay",)))
+    assert isinstance(decide_gate(ProcedureView(procs, cheap.state, cheap.variables), "collect_payment"), Allow)
 
 
 def test_a_blocked_payment_is_remembered_and_one_resume_note_follows() -> None:
     procs = clinic()
     u = through_headshot(procs, copay_amount=180)
-    u = apply_verdict(procs, u.state, u.variables, Verdict(satisfied=("ask_copay",)))
-    veto = decide_gate(procs, u.state, u.variables, "collect_payment")
+    u = apply_verdict(ProcedureView(procs, u.state, u.variables), Verdict(satisfied=("ask_copay",)))
+    veto = decide_gate(ProcedureView(procs, u.state, u.variables), "collect_payment")
     assert isinstance(veto, Veto)
     state = remember_block(u.state, veto)
     assert [b.tool for b in state.blocked] == ["collect_payment"]
-    review = on_tool_result(procs, state, u.variables, "request_copay_review", {"status": "approved"})
+    review = on_tool_result(ProcedureView(procs, state, u.variables), "request_copay_review", {"status": "approved"})
     assert review.note is not None
     assert "You may now resume collect_payment" in review.note
     assert review.update.state.blocked == ()
-    later = on_tool_result(procs, review.update.state, review.update.variables, "request_copay_review", {"status": "approved"})
+    later = on_tool_result(ProcedureView(procs, review.update.state, review.update.variables), "request_copay_review", {"status": "approved"})
     assert later.note is None or "resume" not in later.note  # one note, never repeated
 
 
@@ -217,16 +218,16 @@ def test_a_card_from_another_component_does_not_confirm_the_appointment() -> Non
     procs = clinic()
     u = through_headshot(procs)
     assert u.variables[done_name("confirm_appointment")] is True
-    fresh = apply_verdict(procs, *_state(verify(procs, session(procs))), Verdict(satisfied=("confirm_identity",)))
-    fresh = on_tool_result(procs, fresh.state, fresh.variables, "find_patient", FOUND).update
-    other = on_tool_result(procs, fresh.state, fresh.variables, "show_appointment", {"status": "rendered", "component": "Card"})
+    fresh = apply_verdict(ProcedureView(procs, *_state(verify(procs, session(procs)))), Verdict(satisfied=("confirm_identity",)))
+    fresh = on_tool_result(ProcedureView(procs, fresh.state, fresh.variables), "find_patient", FOUND).update
+    other = on_tool_result(ProcedureView(procs, fresh.state, fresh.variables), "show_appointment", {"status": "rendered", "component": "Card"})
     assert other.update.variables[done_name("confirm_appointment")] is False
 
 
 def test_the_checklist_status_payload() -> None:
     procs = clinic()
     u = verify(procs, session(procs, copay_amount=40))
-    status: Any = procedure_status(procs, u.state, u.variables)
+    status: Any = procedure_status(ProcedureView(procs, u.state, u.variables))
     assert status["type"] == "procedure_status" and status["current_step"] == "confirm_identity"
     [checklist] = status["procedures"]
     rows = {r["id"]: r for r in checklist["steps"]}

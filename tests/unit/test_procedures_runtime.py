@@ -14,6 +14,7 @@ from pipecat_steward.core.procedures import (
     AwaitJudge,
     CompiledProcedures,
     ProcedureState,
+    ProcedureView,
     ProcedureViolation,
     ScopeSource,
     ToolOutcome,
@@ -98,29 +99,29 @@ TOPICS = compile_procedures(
 
 def test_leaving_a_topic_clears_its_own_state_but_groups_keep_progress() -> None:
     u = start_session(TOPICS, {})
-    u = enter_topic(TOPICS, u.state, u.variables, "booking")
+    u = enter_topic(ProcedureView(TOPICS, u.state, u.variables), "booking")
     assert u.state.scopes == ("main", "booking")
-    u = apply_verdict(TOPICS, u.state, u.variables, Verdict(satisfied=("name", "slot")))
+    u = apply_verdict(ProcedureView(TOPICS, u.state, u.variables), Verdict(satisfied=("name", "slot")))
     assert u.variables[done_name("slot")] is True and u.variables[done_name("name")] is True
-    u = enter_topic(TOPICS, u.state, u.variables, "billing")
+    u = enter_topic(ProcedureView(TOPICS, u.state, u.variables), "billing")
     assert u.state.scopes == ("main", "billing")
     assert done_name("slot") not in u.variables  # the topic's ungrouped state is cleared
     assert u.variables[done_name("name")] is True  # the named group keeps its progress
-    back = enter_topic(TOPICS, u.state, u.variables, "booking")
+    back = enter_topic(ProcedureView(TOPICS, u.state, u.variables), "booking")
     assert back.variables[done_name("slot")] is False and back.variables[done_name("name")] is True
 
 
 def test_disarming_the_last_scope_removes_the_current_step() -> None:
     u = start_session(LINEAR, {})
-    gone = disarm(LINEAR, u.state, u.variables, "main")
+    gone = disarm(ProcedureView(LINEAR, u.state, u.variables), "main")
     assert CURRENT_STEP not in gone.variables and done_name("a") not in gone.variables
-    assert disarm(LINEAR, gone.state, gone.variables, "main").changes == ()
+    assert disarm(ProcedureView(LINEAR, gone.state, gone.variables), "main").changes == ()
 
 
 def test_a_group_arms_only_where_defined_or_referenced() -> None:
     u = start_session(TOPICS, {})
-    u = arm(TOPICS, u.state, u.variables, "billing")
-    status: Any = procedure_status(TOPICS, u.state, u.variables)
+    u = arm(ProcedureView(TOPICS, u.state, u.variables), "billing")
+    status: Any = procedure_status(ProcedureView(TOPICS, u.state, u.variables))
     armed = {p["key"]: p["armed"] for p in status["procedures"]}
     assert armed == {"group:intake": True, "scope:booking": False, "scope:billing": True}
     intake = next(p for p in status["procedures"] if p["key"] == "group:intake")
@@ -141,14 +142,14 @@ def test_a_variable_write_completes_at_once_and_conditions_see_it() -> None:
         },
     )
     u = start_session(procs, {"y": True})
-    u = on_variables(procs, u.state, {**u.variables, "x": 1}, ["x"])
+    u = on_variables(ProcedureView(procs, u.state, {**u.variables, "x": 1}), ["x"])
     assert u.completed == ("a", "b")  # b read a's completion in the same write
     assert u.variables[CURRENT_STEP] is None
 
 
 def test_a_step_once_done_stays_done() -> None:
     u = start_session(LINEAR, {"x": 1})
-    u = on_variables(LINEAR, u.state, {**u.variables, "x": 2}, ["x"])
+    u = on_variables(ProcedureView(LINEAR, u.state, {**u.variables, "x": 2}), ["x"])
     assert u.variables[done_name("a")] is True
 
 
@@ -204,11 +205,11 @@ def test_the_jsonpath_subset() -> None:
 
 def test_result_guidance_projects_without_writing() -> None:
     u = start_session(LINEAR, {"x": 1})
-    text = result_guidance(LINEAR, u.state, u.variables, "lookup", {"status": "ok"})
+    text = result_guidance(ProcedureView(LINEAR, u.state, u.variables), "lookup", {"status": "ok"})
     assert text == "Next step — Pay: Pay with pay."
     assert u.variables[done_name("b")] is False
-    assert result_guidance(LINEAR, u.state, u.variables, "lookup", {"success": False}) is None
-    assert result_guidance(LINEAR, u.state, u.variables, "unrelated", {"status": "ok"}) is None
+    assert result_guidance(ProcedureView(LINEAR, u.state, u.variables), "lookup", {"success": False}) is None
+    assert result_guidance(ProcedureView(LINEAR, u.state, u.variables), "unrelated", {"status": "ok"}) is None
 
 
 def test_a_disabled_monitor_or_zero_budget_suppresses_guidance() -> None:
@@ -218,9 +219,9 @@ def test_a_disabled_monitor_or_zero_budget_suppresses_guidance() -> None:
             {"monitor": monitor, "steps": [{"id": "pay", "irreversible": True}]},
         )
         u = start_session(procs, {})
-        veto = decide_gate(procs, u.state, u.variables, "pay")
+        veto = decide_gate(ProcedureView(procs, u.state, u.variables), "pay")
         assert isinstance(veto, Veto) and veto.guidance is None and "Next:" not in veto.message()
-        assert on_tool_result(procs, u.state, u.variables, "lookup", {"status": "ok"}).note is None
+        assert on_tool_result(ProcedureView(procs, u.state, u.variables), "lookup", {"status": "ok"}).note is None
 
 
 def test_veto_guidance_is_normalised_and_cut_at_900_characters() -> None:
@@ -230,7 +231,7 @@ def test_veto_guidance_is_normalised_and_cut_at_900_characters() -> None:
         {"steps": [{"id": "pay", "irreversible": True}]},
     )
     u = start_session(procs, {})
-    veto = decide_gate(procs, u.state, u.variables, "pay")
+    veto = decide_gate(ProcedureView(procs, u.state, u.variables), "pay")
     assert isinstance(veto, AwaitJudge)  # "a" is a judge over its body
     guidance = veto.veto.guidance
     assert guidance is not None and len(guidance) <= 900 and "  " not in guidance and "\n" not in guidance
@@ -256,29 +257,29 @@ JUDGED = compile_one(
 
 def test_a_verdict_naming_an_unknown_step_is_discarded_whole() -> None:
     u = start_session(JUDGED, {})
-    same = apply_verdict(JUDGED, u.state, u.variables, Verdict(satisfied=("greet", "invented")))
+    same = apply_verdict(ProcedureView(JUDGED, u.state, u.variables), Verdict(satisfied=("greet", "invented")))
     assert same.changes == () and same.variables[done_name("greet")] is False
 
 
 def test_a_verdict_cannot_complete_a_step_whose_prerequisites_are_open() -> None:
     u = start_session(JUDGED, {})
-    u = apply_verdict(JUDGED, u.state, u.variables, Verdict(satisfied=("hardship",)))
+    u = apply_verdict(ProcedureView(JUDGED, u.state, u.variables), Verdict(satisfied=("hardship",)))
     assert u.variables[done_name("hardship")] is False
 
 
 def test_not_applicable_prerequisites_never_block() -> None:
     u = start_session(JUDGED, {})
-    u = apply_verdict(JUDGED, u.state, u.variables, Verdict(satisfied=("greet",), not_applicable=("hardship", "greet")))
+    u = apply_verdict(ProcedureView(JUDGED, u.state, u.variables), Verdict(satisfied=("greet",), not_applicable=("hardship", "greet")))
     assert u.variables[na_name("hardship")] is True
     assert u.variables[na_name("greet")] is False  # greet has no llm applicability condition
-    assert isinstance(decide_gate(JUDGED, u.state, u.variables, "pay"), Allow)
+    assert isinstance(decide_gate(ProcedureView(JUDGED, u.state, u.variables), "pay"), Allow)
 
 
 def test_a_violation_is_recorded_as_the_checklists_last_violation() -> None:
     u = start_session(JUDGED, {})
     violation = ProcedureViolation("premature_action", "pay", "asked for the card before greeting")
-    u = apply_verdict(JUDGED, u.state, u.variables, Verdict(violation=violation))
-    status: Any = procedure_status(JUDGED, u.state, u.variables)
+    u = apply_verdict(ProcedureView(JUDGED, u.state, u.variables), Verdict(violation=violation))
+    status: Any = procedure_status(ProcedureView(JUDGED, u.state, u.variables))
     assert status["procedures"][0]["last_violation"] == {
         "kind": "premature_action",
         "step": "pay",
@@ -296,8 +297,8 @@ def test_a_gate_whose_own_step_does_not_apply_does_not_bind() -> None:
         {"steps": [{"id": "pay", "irreversible": True, "applies_when": {"kind": "code", "expr": "amount > 0"}}]},
     )
     u = start_session(procs, {"amount": 0})
-    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Allow)
-    assert isinstance(decide_gate(procs, u.state, {**u.variables, "amount": 5}, "pay"), AwaitJudge)
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, u.variables), "pay"), Allow)
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, {**u.variables, "amount": 5}), "pay"), AwaitJudge)
 
 
 def test_a_condition_that_cannot_be_evaluated_fails_open() -> None:
@@ -306,7 +307,7 @@ def test_a_condition_that_cannot_be_evaluated_fails_open() -> None:
         {"steps": [{"id": "pay", "irreversible": True, "applies_when": {"kind": "code", "expr": "amount + 1"}}]},
     )
     u = start_session(procs, {"amount": "text"})  # "text" + 1 is null: undecidable, so it applies
-    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), AwaitJudge)
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, u.variables), "pay"), AwaitJudge)
 
 
 def test_a_gate_binds_only_where_its_checklist_is_armed() -> None:
@@ -321,35 +322,35 @@ def test_a_gate_binds_only_where_its_checklist_is_armed() -> None:
         ]
     )
     u = start_session(procs, {})
-    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), Allow)
-    u = enter_topic(procs, u.state, u.variables, "billing")
-    assert isinstance(decide_gate(procs, u.state, u.variables, "pay"), AwaitJudge)
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, u.variables), "pay"), Allow)
+    u = enter_topic(ProcedureView(procs, u.state, u.variables), "billing")
+    assert isinstance(decide_gate(ProcedureView(procs, u.state, u.variables), "pay"), AwaitJudge)
 
 
 def test_the_procedure_gate_runs_before_and_apart_from_available_when() -> None:
     u = start_session(LINEAR, {})
     logic = compile_tool_logic(LINEAR, {"pay": "card_on_file == true", "lookup": "true"})
     assert logic["pay"].procedure_gate is not None and logic["lookup"].procedure_gate is None
-    first = decide_tool(LINEAR, u.state, u.variables, "pay", logic["pay"])
+    first = decide_tool(ProcedureView(LINEAR, u.state, u.variables), "pay", logic["pay"])
     assert isinstance(first, Veto) and first.reason == "prerequisites"
-    done = on_variables(LINEAR, u.state, {**u.variables, "x": 1}, ["x"])
-    done = on_tool_result(LINEAR, done.state, done.variables, "lookup", {"status": "ok"}).update
-    second = decide_tool(LINEAR, done.state, done.variables, "pay", logic["pay"])
+    done = on_variables(ProcedureView(LINEAR, u.state, {**u.variables, "x": 1}), ["x"])
+    done = on_tool_result(ProcedureView(LINEAR, done.state, done.variables), "lookup", {"status": "ok"}).update
+    second = decide_tool(ProcedureView(LINEAR, done.state, done.variables), "pay", logic["pay"])
     assert isinstance(second, Veto) and second.reason == "available_when"
     assert remember_block(done.state, second) == done.state  # not a procedure veto
-    third = decide_tool(LINEAR, done.state, {**done.variables, "card_on_file": True}, "pay", logic["pay"])
+    third = decide_tool(ProcedureView(LINEAR, done.state, {**done.variables, "card_on_file": True}), "pay", logic["pay"])
     assert isinstance(third, Allow)
 
 
 def test_a_still_blocked_tool_gets_one_note_per_new_next_step() -> None:
     u = start_session(LINEAR, {})
-    veto = decide_gate(LINEAR, u.state, u.variables, "pay")
+    veto = decide_gate(ProcedureView(LINEAR, u.state, u.variables), "pay")
     assert isinstance(veto, Veto) and veto.next_step is not None and veto.next_step.id == "a"
     state = remember_block(u.state, veto)
-    moved = on_variables(LINEAR, state, {**u.variables, "x": 1}, ["x"])
-    r = on_tool_result(LINEAR, moved.state, moved.variables, "other", {"status": "ok"})
+    moved = on_variables(ProcedureView(LINEAR, state, {**u.variables, "x": 1}), ["x"])
+    r = on_tool_result(ProcedureView(LINEAR, moved.state, moved.variables), "other", {"status": "ok"})
     assert r.note == "pay is still blocked. Next: B — Ask B."
-    r2 = on_tool_result(LINEAR, r.update.state, r.update.variables, "other", {"status": "ok"})
+    r2 = on_tool_result(ProcedureView(LINEAR, r.update.state, r.update.variables), "other", {"status": "ok"})
     assert r2.note is None
 
 
@@ -391,6 +392,6 @@ def test_a_step_completes_when_it_starts_to_apply_on_evidence_already_there(orde
     state = u.state
     for name, value in writes:
         variables[name] = value
-        u = on_variables(procs, state, variables, [name])
+        u = on_variables(ProcedureView(procs, state, variables), [name])
         state, variables = u.state, dict(u.variables)
     assert variables[done_name("b")] is True

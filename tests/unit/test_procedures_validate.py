@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
@@ -19,7 +19,7 @@ PAY = {"id": "pay", "irreversible": True}
 
 def issues(prompt: str, procedure: dict[str, Any] | None = None, **kwargs: Any) -> list[tuple[str, str, str]]:
     report = validate_procedures([ScopeSource("main", prompt, procedure)], **kwargs)
-    return [(i.severity.value, i.code.value, i.path) for i in report.issues]
+    return [(i.severity, i.code, i.path) for i in report.issues]
 
 
 def test_a_clean_procedure_has_no_issue() -> None:
@@ -88,18 +88,18 @@ def test_an_unparsable_expression_names_the_field() -> None:
 
 
 def test_the_publish_severities_cover_every_code_the_issue_names() -> None:
-    errors = {
-        IssueCode.REQUIRES_CYCLE,
-        IssueCode.UNKNOWN_STEP,
-        IssueCode.UNKNOWN_TOOL,
-        IssueCode.JUDGE_WITH_MONITOR_DISABLED,
-        IssueCode.EXTRACTION_WITHOUT_DESCRIPTION,
-        IssueCode.LINKED_WRITE,
-        IssueCode.DUPLICATE_GROUP,
+    errors: set[IssueCode] = {
+        "requires_cycle",
+        "unknown_step",
+        "unknown_tool",
+        "judge_with_monitor_disabled",
+        "extraction_without_description",
+        "linked_write",
+        "duplicate_group",
     }
-    warnings = {IssueCode.EMPTY_PROCEDURE, IssueCode.NO_LOGIC_SLM, IssueCode.UNKNOWN_REFERENCE}
-    assert errors | warnings <= set(IssueCode)
-    assert IssueSeverity.ERROR.value == "error"
+    warnings: set[IssueCode] = {"empty_procedure", "no_logic_slm", "unknown_reference"}
+    assert errors | warnings <= set(get_args(IssueCode))
+    assert set(get_args(IssueSeverity)) == {"error", "warning"}
 
 
 # --- steward validate ---------------------------------------------------------------------------

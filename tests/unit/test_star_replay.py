@@ -20,7 +20,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.replay.star_bind import criteria_fields
 from pipecat_steward.replay.star_compile import compile_task
 from pipecat_steward.replay.star_data import heard, parse_dialogue
@@ -212,7 +211,7 @@ def test_compile_places_every_flowchart_label() -> None:
         "query_check": ("available", "unavailable"),
         "query_book": ("query_success", "query_failure"),
     }
-    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
+    assert [i for i in proc.issues if i.severity == "error"] == []
     assert proc.procs.gates["kennel_reserve_book"].steps == ("query_book",)
 
 
@@ -223,7 +222,7 @@ def test_a_flowchart_that_places_no_query_still_has_its_api_call() -> None:
     }
     proc = compile_task("y", chart)
     assert proc.queries == ("query",) and proc.steps["query"].requires == ()
-    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
+    assert [i for i in proc.issues if i.severity == "error"] == []
 
 
 def test_a_step_collecting_only_optional_inputs_is_not_a_prerequisite() -> None:
@@ -276,9 +275,7 @@ def test_any_flowchart_compiles_to_a_valid_procedure(
         graph["info_missing"] = "x_ask_other"
         graph["x_ask_other"] = "query"
     proc = compile_task("x", {"replies": replies, "graph": graph})
-    assert [
-        i for i in proc.issues if i.severity is IssueSeverity.ERROR
-    ] == []  # no cycle, no unknown
+    assert [i for i in proc.issues if i.severity == "error"] == []  # no cycle, no unknown
     ancestors = set(proc.procs.ancestors["query"])
     assert set(labels[:-1]) <= ancestors  # everything the flowchart puts before the call
     assert labels[-1] in ancestors
@@ -430,7 +427,7 @@ def test_an_alternative_path_releases_the_main_path_steps_its_label_names() -> N
         "branch_forgot == true and "
         "(proc_locker_ask_code_done != true or proc_locker_ask_card_done != true)"
     )
-    assert [i for i in proc.issues if i.severity is IssueSeverity.ERROR] == []
+    assert [i for i in proc.issues if i.severity == "error"] == []
 
 
 def _locker(number: int, asks: list[str]) -> Any:

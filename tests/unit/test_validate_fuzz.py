@@ -28,7 +28,6 @@ import yaml
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.testing.direct import run_scenario_direct
 from pipecat_steward.testing.scenario import load_scenario
@@ -154,7 +153,7 @@ def _one(folder: Path, scenario: Path, what: str, tally: Tally) -> None:
     tally.mutants += 1
     signal.alarm(TIME_LIMIT_S)
     try:
-        errors = [i for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
+        errors = [i for i in validate_agent(folder) if i.severity == "error"]
     except ConfigError:
         errors = ["unreadable"]
     except Hang:

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueCode, IssueSeverity
 
 ORDER_DESK = Path(__file__).resolve().parents[2] / "bots" / "order_desk"
 
@@ -15,7 +14,7 @@ def warned(folder: Path) -> list[str]:
     return [
         i.path
         for i in validate_agent(folder)
-        if i.code is IssueCode.EXECUTOR_NOT_IDEMPOTENT and i.severity is IssueSeverity.WARNING
+        if i.code == "executor_not_idempotent" and i.severity == "warning"
     ]
 
 

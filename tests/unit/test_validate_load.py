@@ -22,7 +22,6 @@ import yaml
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.cli.main import main
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueSeverity
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.pipecat.steward import Steward
 
@@ -318,7 +317,7 @@ def test_validate_names_each_mistake_at_its_path(
     tmp_path: Path, bot: str, mutate: Mutate, path: str, loads_fail: bool
 ) -> None:
     folder = copy_bot(tmp_path, bot, mutate)
-    errors = [i for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
+    errors = [i for i in validate_agent(folder) if i.severity == "error"]
     assert any(path in e.path for e in errors), [str(e) for e in errors]
     if loads_fail:
         with pytest.raises(ConfigError, match=path.replace("[", r"\[").replace("]", r"\]")):
@@ -336,7 +335,7 @@ def test_a_shape_error_does_not_hide_the_others(tmp_path: Path) -> None:
         d["flow"]["slots"][0]["source"] = "telepathy"
 
     folder = copy_bot(tmp_path, "clinic", many)
-    paths = [i.path for i in validate_agent(folder) if i.severity is IssueSeverity.ERROR]
+    paths = [i.path for i in validate_agent(folder) if i.severity == "error"]
     for expected in (
         "tools",
         "procedures.topic",

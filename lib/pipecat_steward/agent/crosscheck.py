@@ -17,7 +17,7 @@ from pipecat_steward.agent.config import AgentConfig, IntentConfig
 from pipecat_steward.agent.literals import Typed, impossible_comparisons
 from pipecat_steward.agent.loader import Inspection, error, procedure_sources
 from pipecat_steward.core.expressions import parse_condition
-from pipecat_steward.core.procedures import Issue, IssueCode, compile_procedures
+from pipecat_steward.core.procedures import Issue, compile_procedures
 from pipecat_steward.core.slots.config import FlowConfig, OnExhaust, ThenCall
 from pipecat_steward.core.slots.sources import TaskSource
 from pipecat_steward.exceptions import ConfigError
@@ -48,7 +48,7 @@ def _tool_refs(cfg: AgentConfig, tools: frozenset[str] | None) -> Iterator[Issue
     for path, name in _named_tools(cfg):
         if tools is not None and name in tools:
             continue
-        yield error(path, _missing_tool(name, tools), IssueCode.UNKNOWN_TOOL)
+        yield error(path, _missing_tool(name, tools), "unknown_tool")
 
 
 def _missing_tool(name: str, tools: frozenset[str] | None) -> str:

@@ -30,7 +30,6 @@ from pipecat_steward.core.procedures import (
     CompiledProcedures,
     Issue,
     IssueCode,
-    IssueSeverity,
     ScopeSource,
     ToolLogic,
     compile_procedures,
@@ -106,7 +105,7 @@ class Inspection:
 
     @property
     def errors(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is IssueSeverity.ERROR)
+        return tuple(i for i in self.issues if i.severity == "error")
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
@@ -171,9 +170,9 @@ def validated_list(model: type[M], raw: object, path: str) -> tuple[M, ...]:
     return tuple(out)
 
 
-def error(path: str, message: str, code: IssueCode = IssueCode.INVALID_CONFIG) -> Issue:
+def error(path: str, message: str, code: IssueCode = "invalid_config") -> Issue:
     """An error-severity issue."""
-    return Issue(IssueSeverity.ERROR, code, path, message)
+    return Issue("error", code, path, message)
 
 
 class _Build:
@@ -192,7 +191,7 @@ class _Build:
         self._available_when()
         self._intents()
         agent = None
-        if flow is not None and not any(i.severity is IssueSeverity.ERROR for i in self.issues):
+        if flow is not None and not any(i.severity == "error" for i in self.issues):
             agent = self._agent(flow, tools or {}, procedures)
         names = None if tools is None else frozenset(tools)
         return Inspection(agent, self.config, tuple(self.issues), names)
@@ -244,7 +243,7 @@ class _Build:
         except ConfigError as exc:
             self.issues += _split("procedure", exc)
             return None
-        self.issues += [i for i in procs.issues if i.severity is IssueSeverity.ERROR]
+        self.issues += [i for i in procs.issues if i.severity == "error"]
         return procs
 
     def _llm_tools(self, tools: dict[str, ToolFn] | None) -> None:
@@ -252,9 +251,7 @@ class _Build:
         if missing:
             where = "tools.py" if tools is not None else "tools.py (this folder has none)"
             self.issues.append(
-                error(
-                    "tools", f"not defined in {where}: {', '.join(missing)}", IssueCode.UNKNOWN_TOOL
-                )
+                error("tools", f"not defined in {where}: {', '.join(missing)}", "unknown_tool")
             )
 
     def _available_when(self) -> None:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from pipecat_steward.agent.config import AgentConfig
-from pipecat_steward.core.procedures import Issue, IssueCode, IssueSeverity
+from pipecat_steward.core.procedures import Issue
 
 __all__ = ["config_path", "shape_issues"]
 
@@ -65,7 +65,7 @@ def _issues(details: list[ErrorDetails]) -> list[Issue]:
         path = config_path(d["loc"]) or "agent.yaml"
         by_path.setdefault(path, []).append(_message(d))
     return [
-        Issue(IssueSeverity.ERROR, IssueCode.INVALID_CONFIG, path, " or ".join(dict.fromkeys(msgs)))
+        Issue("error", "invalid_config", path, " or ".join(dict.fromkeys(msgs)))
         for path, msgs in by_path.items()
     ]
 

@@ -19,7 +19,7 @@ import yaml
 
 from pipecat_steward.cli._agent_yaml import append_steps, parses_to, replace_sections
 from pipecat_steward.cli.validate import validate_agent
-from pipecat_steward.core.procedures import IssueSeverity, scan
+from pipecat_steward.core.procedures import scan
 from pipecat_steward.core.procedures.derive import derive_request, merge_sidecar
 from pipecat_steward.exceptions import ConfigError
 
@@ -117,7 +117,7 @@ def validation_errors(agent: AgentFolder, text: str) -> set[str]:
         shutil.copytree(agent.folder, copy, ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (copy / "agent.yaml").write_text(text, encoding="utf-8")
         issues = validate_agent(copy)
-    return {str(i) for i in issues if i.severity is IssueSeverity.ERROR}
+    return {str(i) for i in issues if i.severity == "error"}
 
 
 def _tools(data: Mapping[str, Any], tools_py: Path) -> list[str]:

@@ -44,7 +44,7 @@ from pipecat_steward.core.procedures.derive import (
     parse_proposal,
     sidecar_entries,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.procedures.weave import Rename, WeaveAccepted, WeaveRefused, check_weave
 from pipecat_steward.exceptions import ConfigError, SLMError, SLMOutputError
 from pipecat_steward.slm.client import SLMClient
@@ -346,11 +346,11 @@ def checklist(agent_text: str, new_steps: Sequence[str]) -> str:
 
 def _completion(step: ProcedureStep) -> str:
     """Say how a step completes and what guards it."""
-    if step.kind is CompletionKind.TOOL:
+    if step.kind == "tool":
         how = f"when {step.tool or 'a tool'} succeeds" + (
             f" rendering {step.component}" if step.component else ""
         )
-    elif step.kind is CompletionKind.VARIABLE:
+    elif step.kind == "variable":
         how = f"when {step.expr.source if step.expr else '?'}"
     else:
         how = "when the judge agrees"

@@ -20,7 +20,7 @@ from typing import Any
 from pipecat_steward.agent.crosscheck import crosscheck
 from pipecat_steward.agent.loader import Inspection, inspect_agent, procedure_sources
 from pipecat_steward.cli._slm_agent import agent_stage
-from pipecat_steward.core.procedures import MAIN, Issue, IssueCode, IssueSeverity, ScopeSource
+from pipecat_steward.core.procedures import MAIN, Issue, ScopeSource
 from pipecat_steward.core.procedures.validate import validate_procedures
 from pipecat_steward.exceptions import ConfigError, SLMError
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for issue in issues:
         print(issue)
-    errors = sum(i.severity is IssueSeverity.ERROR for i in issues)
+    errors = sum(i.severity == "error" for i in issues)
     print(f"{args.agent_dir}: {errors} error(s), {len(issues) - errors} warning(s)")
     return 1 if errors else 0
 
@@ -99,8 +99,8 @@ def _idempotency(found: Inspection, tools_py: Path) -> list[Issue]:
         )
         issues.append(
             Issue(
-                IssueSeverity.WARNING,
-                IssueCode.EXECUTOR_NOT_IDEMPOTENT,
+                "warning",
+                "executor_not_idempotent",
                 f"intents[{i}].executor",
                 message,
             )
@@ -136,5 +136,5 @@ def _aux(agent_dir: Path) -> tuple[bool, list[Issue]]:
         return False, []
     except ConfigError as exc:
         # the loader checked the shape of aux:, so what is left is the stack's name
-        return False, [Issue(IssueSeverity.ERROR, IssueCode.INVALID_CONFIG, "aux.stack", str(exc))]
+        return False, [Issue("error", "invalid_config", "aux.stack", str(exc))]
     return True, []

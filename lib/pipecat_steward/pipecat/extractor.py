@@ -21,7 +21,6 @@ from typing import Any
 from loguru import logger
 
 from pipecat_steward.core.extraction import (
-    SkipReason,
     build_context,
     build_schema,
     eligible,
@@ -124,7 +123,7 @@ class EntityExtractor(SeatedListener):
         why = skip_reason(text, secure_capture=self.secure_capture())
         self.secrets.hear(text)  # during a capture: learn its secrets, never keep the text
         if why is not None:
-            self.stats.skipped[why.value] = self.stats.skipped.get(why.value, 0) + 1
+            self.stats.skipped[why] = self.stats.skipped.get(why, 0) + 1
             return
         self.caller.append(text)
         if self._task is not None and not self._task.done():
@@ -142,14 +141,12 @@ class EntityExtractor(SeatedListener):
 
     async def _extract(self, turn: int) -> None:
         if self.secure_capture():
-            self.stats.skipped[SkipReason.SECURE_CAPTURE.value] = (
-                self.stats.skipped.get(SkipReason.SECURE_CAPTURE.value, 0) + 1
-            )
+            self.stats.skipped["secure_capture"] = self.stats.skipped.get("secure_capture", 0) + 1
             return
         specs = eligible(self.session.agent.variables, self._expects())
         if not specs:
-            self.stats.skipped[SkipReason.NOTHING_ELIGIBLE.value] = (
-                self.stats.skipped.get(SkipReason.NOTHING_ELIGIBLE.value, 0) + 1
+            self.stats.skipped["nothing_eligible"] = (
+                self.stats.skipped.get("nothing_eligible", 0) + 1
             )
             return
         context = build_context(self.caller)

@@ -252,14 +252,14 @@ class ProcedureMonitor(SeatedListener):
         self.ledger = add_utterance(self.ledger, "caller", self.secrets.hear(text), now)
         if not self.rider:
             await self._deliver_due(now)
-        self._consider(Moment.CALLER_FINAL, "")
+        self._consider("caller_final", "")
 
     def _on_assistant(self, text: str, now: float) -> None:
         self.ledger = add_utterance(self.ledger, "agent", text, now)
-        self._consider(Moment.ASSISTANT_TEXT, text)
+        self._consider("assistant_text", text)
         sup = self.session.supervisor
         assert sup is not None
-        self.watchdog = arm_watchdog(self.watchdog, sup.procs, sup.state, self._vars(), text, now)
+        self.watchdog = arm_watchdog(self.watchdog, sup.view(self._vars()), text, now)
         if self.watchdog.armed:
             self._spawn(self._watch())
 
@@ -297,17 +297,15 @@ class ProcedureMonitor(SeatedListener):
     def _decide(self, moment: Moment, text: str) -> None:
         sup = self.session.supervisor
         assert sup is not None
-        variables = self._vars()
+        view = sup.view(self._vars())
         tools = tuple(n for n, acted in self._turn_tools if acted)
         decision = decide_assessment(
-            sup.procs,
-            sup.state,
-            variables,
+            view,
             moment,
             text=text,
             exchange=self.exchange,
-            backed=claim_backed(sup.procs, sup.state, variables, text, tools),
-            out_of_order=out_of_order_tools(sup.procs, sup.state, variables, tools),
+            backed=claim_backed(view, text, tools),
+            out_of_order=out_of_order_tools(view, tools),
         )
         if isinstance(decision, Assess):
             self.assess(decision.steps, decision.reason)
@@ -318,7 +316,7 @@ class ProcedureMonitor(SeatedListener):
         """Start (or join, or answer from the cache) an assessment of ``steps``."""
         sup = self.session.supervisor
         assert sup is not None
-        request = build_request(sup.procs, sup.state, self._vars(), self.ledger, steps, reason)
+        request = build_request(sup.view(self._vars()), self.ledger, steps, reason)
         request = replace(request, user=self.secrets.redact(request.user))  # by value
         running = self._inflight.get(request.key)
         if running is not None:
@@ -381,9 +379,7 @@ class ProcedureMonitor(SeatedListener):
         self.ladder, outcome = on_finding(
             self.ladder,
             checked.verdict.violation,
-            sup.procs,
-            sup.state,
-            self._vars(),
+            sup.view(self._vars()),
             self.clock(),
             checked.suggestion,
         )
@@ -413,8 +409,8 @@ class ProcedureMonitor(SeatedListener):
         sup = self.session.supervisor
         if sup is None:
             return None
-        steps = judge_requirements(sup.procs, sup.state, self._vars(), focus=pending.steps)
-        found = await asyncio.shield(self.assess(steps, AssessReason.GATE))
+        steps = judge_requirements(sup.view(self._vars()), focus=pending.steps)
+        found = await asyncio.shield(self.assess(steps, "gate"))
         if isinstance(found, Checked):  # an answer, even "nothing satisfied", is not a timeout
             return Verdict(satisfied=found.verdict.satisfied)
         if found is None:  # the logic_slm failed: the gate names the monitor as unavailable
@@ -426,7 +422,7 @@ class ProcedureMonitor(SeatedListener):
     async def _deliver_due(self, now: float) -> None:
         sup = self.session.supervisor
         assert sup is not None
-        self.ladder, note = take_due(self.ladder, sup.procs, sup.state, self._vars(), now)
+        self.ladder, note = take_due(self.ladder, sup.view(self._vars()), now)
         if note is not None and self.llm is not None:
             await self.provider.send_note(note.text, run_llm=False)
             self._record(note, "silent_note")
@@ -436,7 +432,7 @@ class ProcedureMonitor(SeatedListener):
         sup = self.session.supervisor
         if sup is None:
             return None
-        self.ladder, note = take_due(self.ladder, sup.procs, sup.state, self._vars(), self.clock())
+        self.ladder, note = take_due(self.ladder, sup.view(self._vars()), self.clock())
         if note is None:
             return None
         self._record(note, "tool_result_rider")
@@ -447,7 +443,7 @@ class ProcedureMonitor(SeatedListener):
         sup = self.session.supervisor
         if sup is None or self.llm is None:
             return
-        if not still_valid(c, sup.procs, sup.state, self._vars(), self.clock()):
+        if not still_valid(c, sup.view(self._vars()), self.clock()):
             return
         if self.channels.interrupt:
             try:
@@ -467,7 +463,7 @@ class ProcedureMonitor(SeatedListener):
             if self.clock() < self.watchdog.deadline:
                 continue
             self.watchdog, nudge = fire_watchdog(
-                self.watchdog, sup.procs, sup.state, self._vars(), self.clock()
+                self.watchdog, sup.view(self._vars()), self.clock()
             )
             if nudge is not None:
                 await self._nudge(nudge)
@@ -475,9 +471,7 @@ class ProcedureMonitor(SeatedListener):
     async def _nudge(self, nudge: Correction) -> None:
         sup = self.session.supervisor
         assert sup is not None
-        self.ladder, ok = grant(
-            self.ladder, nudge, sup.procs, sup.state, self._vars(), self.clock()
-        )
+        self.ladder, ok = grant(self.ladder, nudge, sup.view(self._vars()), self.clock())
         if ok and self.llm is not None:
             await self.provider.send_note(nudge.text, run_llm=True)
             self._record(nudge, "note_and_response")

@@ -27,7 +27,6 @@ from typing import Any
 from loguru import logger
 
 from pipecat_steward.core.extraction import eligible
-from pipecat_steward.core.procedures.steps import CompletionKind
 from pipecat_steward.exceptions import ConfigError, SLMError
 from pipecat_steward.pipecat.extractor import EntityExtractor, attach_extractor
 from pipecat_steward.pipecat.monitor import ProcedureMonitor, attach_monitor
@@ -50,7 +49,7 @@ def needs_slm(steward: Steward) -> tuple[bool, bool]:
     agent = steward.agent
     procs = agent.procedures
     judged = procs is not None and any(
-        s.kind is CompletionKind.JUDGE or s.applies_llm is not None for s in procs.steps.values()
+        s.kind == "judge" or s.applies_llm is not None for s in procs.steps.values()
     )
     return judged, bool(eligible(agent.variables))
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.core.procedures import StepState, step_state
+from pipecat_steward.core.procedures import step_state
 from pipecat_steward.core.procedures.state import ready
 from pipecat_steward.replay.star_bind import (
     bind_fields,
@@ -207,7 +207,7 @@ def _judge(
     broken = [
         a
         for a in procs.ancestors[call.label]
-        if step_state(procs.steps[a], player.variables) is StepState.OPEN
+        if step_state(procs.steps[a], player.variables) == "open"
     ]
     titles = [procs.steps[a].title for a in broken]
     nxt = procs.steps.get(call.next_step or "")

@@ -252,8 +252,8 @@ class Report:
             "steps": {
                 s.label: s.kind + (" (optional)" if s.optional else "") for s in proc.steps.values()
             },
-            "validation_errors": [str(i) for i in proc.issues if i.severity.value == "error"],
-            "validation_warnings": [str(i) for i in proc.issues if i.severity.value == "warning"],
+            "validation_errors": [str(i) for i in proc.issues if i.severity == "error"],
+            "validation_warnings": [str(i) for i in proc.issues if i.severity == "warning"],
             "fields": {s.label: list(s.fields) for s in proc.steps.values() if s.fields},
         }
         for happy, name in ((True, "happy"), (False, "unhappy")):

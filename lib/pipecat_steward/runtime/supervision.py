@@ -16,6 +16,7 @@ from pipecat_steward.core.procedures import (
     GateDecision,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureView,
     ToolLogic,
     Verdict,
     Veto,
@@ -45,6 +46,10 @@ class Supervisor:
         self.state = ProcedureState()
         self.outbox: list[dict[str, Any]] = []
 
+    def view(self, variables: Mapping[str, JsonValue]) -> ProcedureView:
+        """The procedures and their current state over ``variables``."""
+        return ProcedureView(self.procs, self.state, variables)
+
     def start(self, variables: Mapping[str, JsonValue]) -> Variables:
         """Arm the main scope (host-seeded values win) and return the new variables."""
         return self._apply(start_session(self.procs, variables))
@@ -53,21 +58,21 @@ class Supervisor:
         self, variables: Mapping[str, JsonValue], changed: Iterable[str] | None = None
     ) -> Variables:
         """Re-evaluate variable steps after a blackboard write."""
-        return self._apply(on_variables(self.procs, self.state, variables, changed))
+        return self._apply(on_variables(self.view(variables), changed))
 
     def enter_topic(self, variables: Mapping[str, JsonValue], topic: str) -> Variables:
         """Arm ``topic``'s procedure, leaving the previous topic (its ungrouped state clears)."""
         if topic not in self.procs.scopes:
             return dict(variables)
-        return self._apply(enter_topic(self.procs, self.state, variables, topic))
+        return self._apply(enter_topic(self.view(variables), topic))
 
     def leave_topic(self, variables: Mapping[str, JsonValue], topic: str) -> Variables:
         """Disarm ``topic`` (return to the main stage); named groups keep their progress."""
-        return self._apply(disarm(self.procs, self.state, variables, topic))
+        return self._apply(disarm(self.view(variables), topic))
 
     def gate(self, variables: Mapping[str, JsonValue], tool: str) -> GateDecision:
         """The procedure gate, then the author's ``available_when``; never raises."""
-        return decide_tool(self.procs, self.state, variables, tool, self.logic.get(tool))
+        return decide_tool(self.view(variables), tool, self.logic.get(tool))
 
     def block(self, veto: Veto) -> None:
         """Remember a vetoed tool so a later result can say it may resume."""
@@ -79,9 +84,7 @@ class Supervisor:
         """Complete tool steps from a result; return the variables and the note to carry."""
         component = result.get("component") if isinstance(result, dict) else None
         done = on_tool_result(
-            self.procs,
-            self.state,
-            variables,
+            self.view(variables),
             tool,
             result,
             call_id=call_id,
@@ -91,11 +94,11 @@ class Supervisor:
 
     def verdict(self, variables: Mapping[str, JsonValue], verdict: Verdict) -> Variables:
         """Apply a judge verdict (the monitor's, or one injected by a test)."""
-        return self._apply(apply_verdict(self.procs, self.state, variables, verdict))
+        return self._apply(apply_verdict(self.view(variables), verdict))
 
     def status(self, variables: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         """The ``procedure_status`` payload for the client."""
-        return procedure_status(self.procs, self.state, variables)
+        return procedure_status(self.view(variables))
 
     def _apply(self, update: ProcedureUpdate) -> Variables:
         changed = update.state != self.state or bool(update.changes)

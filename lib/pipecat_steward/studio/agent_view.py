@@ -33,7 +33,7 @@ def describe(agent: Agent) -> AgentView:
     """The agent's checklist steps and its slots and variables, in authored order."""
     procs = agent.procedures
     steps = [
-        {"id": s.id, "title": s.title or s.id, "kind": s.kind.value, "irreversible": s.irreversible}
+        {"id": s.id, "title": s.title or s.id, "kind": s.kind, "irreversible": s.irreversible}
         for s in (procs.steps.values() if procs is not None else ())
     ]
     slots: list[dict[str, Any]] = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from typing import Literal
 
 from pipecat_steward.core.words import word_set
 
@@ -34,14 +34,8 @@ _MARKUP = re.compile(r"\[[^\]]*\]|\([^)]*\)|<[^>]*>")
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
 
 
-class SkipReason(StrEnum):
-    """Why a caller turn is not sent to the extractor."""
-
-    EMPTY = "empty"
-    NON_LEXICAL = "non_lexical"
-    SYNTHETIC = "synthetic"
-    SECURE_CAPTURE = "secure_capture"
-    NOTHING_ELIGIBLE = "nothing_eligible"
+SkipReason = Literal["empty", "non_lexical", "synthetic", "secure_capture", "nothing_eligible"]
+"""Why a caller turn is not sent to the extractor."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +64,11 @@ def skip_reason(
 ) -> SkipReason | None:
     """Why ``text`` is not extracted from, or None when it should be."""
     if secure_capture:
-        return SkipReason.SECURE_CAPTURE
+        return "secure_capture"
     stripped = text.strip()
     if not stripped:
-        return SkipReason.EMPTY
+        return "empty"
     if synthetic or stripped.lower().startswith(SYNTHETIC_PREFIXES):
-        return SkipReason.SYNTHETIC
+        return "synthetic"
     words = [w for w in _WORD.findall(_MARKUP.sub(" ", stripped.lower())) if w not in _FILLERS]
-    return None if words else SkipReason.NON_LEXICAL
+    return None if words else "non_lexical"

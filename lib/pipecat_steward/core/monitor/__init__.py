@@ -4,18 +4,19 @@ Pure: no clock, no IO; the adapter supplies time and the model call.
 
 Typical use by an adapter (``pipecat_steward.pipecat.monitor``)::
 
+    view = ProcedureView(procs, state, variables)
     ledger = add_utterance(ledger, "agent", text, at=now)
-    decision = decide_assessment(procs, state, variables, Moment.ASSISTANT_TEXT, text=text,
-                                 exchange=exchange, backed=backed)
+    decision = decide_assessment(view, "assistant_text", text=text, exchange=exchange,
+                                 backed=backed)
     match decision:
         case Assess(reason, steps):
-            request = build_request(procs, state, variables, ledger, steps, reason)
+            request = build_request(view, ledger, steps, reason)
             raw = <SLM call: VERDICT_SCHEMA, system prompt, request.user>
             checked = check_verdict(raw, request, procs, variables)   # Checked | Discarded
-            ladder, outcome = on_finding(ladder, checked.verdict.violation, procs, state,
-                                         variables, now)              # Observe | Deliver
+            ladder, outcome = on_finding(ladder, checked.verdict.violation, view, now)
+                                                                      # Observe | Deliver
         case Skip(): ...
-    ladder, note = take_due(ladder, procs, state, variables, now)     # at the caller's final
+    ladder, note = take_due(ladder, view, now)                        # at the caller's final
 """
 
 from pipecat_steward.core.monitor.cache import VerdictCache

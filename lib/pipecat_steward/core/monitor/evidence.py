@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Literal, cast
 
 from pipecat_steward.core.procedures.outcome import classify_result, result_mapping
@@ -74,13 +73,8 @@ _CALLER_ORIGINS = frozenset({"caller", "user", "customer", "transcript"})
 _SPACE = re.compile(r"\s+")
 
 
-class EvidenceKind(StrEnum):
-    """What an evidence entry records."""
-
-    UTTERANCE = "utterance"
-    TOOL = "tool"
-    VARIABLE = "variable"
-    APPLICATION = "application"
+EvidenceKind = Literal["utterance", "tool", "variable", "application"]
+"""What an evidence entry records."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +145,7 @@ def add_utterance(
     clean = _SPACE.sub(" ", text).strip()
     if not clean:
         return ledger
-    entry = _entry(ledger, EvidenceKind.UTTERANCE, speaker, clean, "", at)
+    entry = _entry(ledger, "utterance", speaker, clean, "", at)
     return _bump(ledger, utterances=(*ledger.utterances, entry)[-MAX_UTTERANCES:])
 
 
@@ -167,7 +161,7 @@ def add_variable(
     if name in ledger.excluded or _CREDENTIAL.search(name):
         return ledger
     text = f"{name} is now {_json(value)}"
-    entry = _entry(ledger, EvidenceKind.VARIABLE, "platform", text, f"var:{name}", at)
+    entry = _entry(ledger, "variable", "platform", text, f"var:{name}", at)
     return _observe(ledger, entry)
 
 
@@ -195,7 +189,7 @@ def add_tool_result(
     outcome = classify_result(result).value
     fields = compact_result(result, args, ledger.excluded)
     text = f"tool {tool} {outcome}" + (f": {fields}" if fields else "")
-    entry = _entry(ledger, EvidenceKind.TOOL, f"tool:{tool}", text, f"tool:{tool}:{txn}", at)
+    entry = _entry(ledger, "tool", f"tool:{tool}", text, f"tool:{tool}:{txn}", at)
     return _observe(ledger, entry)
 
 
@@ -211,7 +205,7 @@ def add_application(
     if not clean or origin.lower() in _CALLER_ORIGINS or _quotes_caller(ledger, clean):
         return ledger
     source = f"application:{origin}"
-    entry = _entry(ledger, EvidenceKind.APPLICATION, source, clean, "", at)
+    entry = _entry(ledger, "application", source, clean, "", at)
     return _bump(ledger, messages=(*ledger.messages, entry)[-MAX_MESSAGES:])
 
 

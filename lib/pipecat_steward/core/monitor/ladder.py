@@ -26,12 +26,10 @@ from typing import Literal
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
 from pipecat_steward.core.procedures.state import (
-    ProcedureState,
+    ProcedureView,
     ProcedureViolation,
-    StepState,
     ViolationKind,
     armed_checklists,
-    current_step,
     step_state,
 )
 from pipecat_steward.core.procedures.steps import ProcedureStep
@@ -146,29 +144,21 @@ def correction_for(
     return Correction(step.id, step.checklist, kind, severity, text, now, now + NOTE_TTL_S, visit)
 
 
-def _open_and_armed(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object], step: str
-) -> bool:
-    s = procs.steps.get(step)
+def _open_and_armed(view: ProcedureView, step: str) -> bool:
+    s = view.procs.steps.get(step)
     return (
         s is not None
-        and s.checklist in armed_checklists(procs, state)
-        and step_state(s, variables) is StepState.OPEN
+        and s.checklist in armed_checklists(view.procs, view.state)
+        and step_state(s, view.variables) == "open"
     )
 
 
-def still_valid(
-    correction: Correction,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    now: float,
-) -> bool:
+def still_valid(correction: Correction, view: ProcedureView, now: float) -> bool:
     """Whether a correction may still be delivered: same visit, unexpired, step still open."""
     return (
-        correction.visit == state.visit
+        correction.visit == view.state.visit
         and now <= correction.expires_at
-        and _open_and_armed(procs, state, variables, correction.step)
+        and _open_and_armed(view, correction.step)
     )
 
 
@@ -193,17 +183,12 @@ def _spend(ladder: LadderState, c: Correction) -> LadderState:
 
 
 def grant(
-    ladder: LadderState,
-    correction: Correction,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    now: float,
+    ladder: LadderState, correction: Correction, view: ProcedureView, now: float
 ) -> tuple[LadderState, bool]:
     """Re-check ``correction`` against live state and the budget; spend it if it may go out."""
-    if not still_valid(correction, procs, state, variables, now):
+    if not still_valid(correction, view, now):
         return ladder, False
-    if _allowed(ladder, procs, correction) is not None:
+    if _allowed(ladder, view.procs, correction) is not None:
         return ladder, False
     return _spend(ladder, correction), True
 
@@ -218,9 +203,7 @@ def _severity(procs: CompiledProcedures, step: ProcedureStep, kind: ViolationKin
 def on_finding(
     ladder: LadderState,
     violation: ProcedureViolation | None,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
+    view: ProcedureView,
     now: float,
     suggestion: str | None = None,
 ) -> tuple[LadderState, LadderOutcome | None]:
@@ -233,12 +216,12 @@ def on_finding(
         return ladder, Observe("off_procedure is recorded, never corrected")
     if not corroborated:
         return ladder, Observe("needs the same finding on the next check")
-    owner = procs.steps.get(violation.step or "") or current_step(procs, state, variables)
-    if owner is None or not _open_and_armed(procs, state, variables, owner.id):
+    owner = view.procs.steps.get(violation.step or "") or view.current()
+    if owner is None or not _open_and_armed(view, owner.id):
         return ladder, Observe("step is no longer open")
-    severity = _severity(procs, owner, violation.kind)
-    c = correction_for(owner, violation.kind, severity, now, state.visit, suggestion)
-    return _route(ladder, c, procs)
+    severity = _severity(view.procs, owner, violation.kind)
+    c = correction_for(owner, violation.kind, severity, now, view.state.visit, suggestion)
+    return _route(ladder, c, view.procs)
 
 
 def _route(
@@ -255,22 +238,18 @@ def _route(
 
 
 def take_due(
-    ladder: LadderState,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    now: float,
+    ladder: LadderState, view: ProcedureView, now: float
 ) -> tuple[LadderState, Correction | None]:
     """At most one queued correction still valid now (one correction = one turn).
 
     Expired notes, notes of an earlier topic visit and notes whose step is no longer open are
     dropped; the one returned is spent.
     """
-    live = tuple(c for c in ladder.queue if still_valid(c, procs, state, variables, now))
+    live = tuple(c for c in ladder.queue if still_valid(c, view, now))
     ladder = replace(ladder, queue=live)
     for c in live:
         rest = replace(ladder, queue=tuple(q for q in live if q is not c))
-        granted, ok = grant(rest, c, procs, state, variables, now)
+        granted, ok = grant(rest, c, view, now)
         if ok:
             return granted, c
         ladder = rest

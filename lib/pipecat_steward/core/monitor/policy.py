@@ -19,19 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+from typing import Literal
 
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
-    ProcedureState,
-    StepState,
+    ProcedureView,
     armed_checklists,
     armed_steps,
-    current_step,
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 from pipecat_steward.core.words import word_set
 
 __all__ = [
@@ -79,22 +77,11 @@ _ACTION = re.compile(
 )
 
 
-class Moment(StrEnum):
-    """The conversational moment at which an assessment may start."""
+Moment = Literal["assistant_text", "caller_final", "gate"]
+"""The conversational moment at which an assessment may start."""
 
-    ASSISTANT_TEXT = "assistant_text"
-    CALLER_FINAL = "caller_final"
-    GATE = "gate"
-
-
-class AssessReason(StrEnum):
-    """Why the SLM is consulted."""
-
-    JUDGE_STEP = "judge_step"
-    LLM_APPLIES = "llm_applies"
-    COMPLETION_CLAIM = "completion_claim"
-    OUT_OF_ORDER = "out_of_order"
-    GATE = "gate"
+AssessReason = Literal["judge_step", "llm_applies", "completion_claim", "out_of_order", "gate"]
+"""Why the SLM is consulted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +123,9 @@ class Exchange:
 
     def heard(self, moment: Moment) -> Exchange:
         """Record the agent's text or the caller's final transcript."""
-        if moment is Moment.ASSISTANT_TEXT:
+        if moment == "assistant_text":
             return Exchange(self.step, True, self.caller_answered)
-        if moment is Moment.CALLER_FINAL and self.agent_spoke:
+        if moment == "caller_final" and self.agent_spoke:
             return Exchange(self.step, True, True)
         return self
 
@@ -148,29 +135,21 @@ def monitored(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     return procs.checklists[step.checklist].monitor.enabled
 
 
-def _open_llm_applies(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> list[ProcedureStep]:
+def _open_llm_applies(view: ProcedureView) -> list[ProcedureStep]:
     return [
         s
-        for k in armed_checklists(procs, state)
-        for s in procs.checklist_steps(k)
-        if s.applies_llm and step_state(s, variables) is StepState.OPEN and monitored(procs, s)
+        for s in armed_steps(view.procs, view.state)
+        if s.applies_llm and step_state(s, view.variables) == "open" and monitored(view.procs, s)
     ]
 
 
-def judge_requirements(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    focus: tuple[str, ...] = (),
-) -> tuple[str, ...]:
+def judge_requirements(view: ProcedureView, focus: tuple[str, ...] = ()) -> tuple[str, ...]:
     """At most three eligible requirements: ``focus``, the current judge step, llm conditions."""
-    current = current_step(procs, state, variables)
-    ids = [s for s in focus if s in procs.steps]
-    if current is not None and current.kind is CompletionKind.JUDGE and monitored(procs, current):
+    current = view.current()
+    ids = [s for s in focus if s in view.procs.steps]
+    if current is not None and current.kind == "judge" and monitored(view.procs, current):
         ids.append(current.id)
-    ids += [s.id for s in _open_llm_applies(procs, state, variables)]
+    ids += [s.id for s in _open_llm_applies(view)]
     return tuple(dict.fromkeys(ids))[:MAX_REQUIREMENTS]
 
 
@@ -203,23 +182,17 @@ def _step_vocabulary(step: ProcedureStep) -> frozenset[str]:
     return _vocabulary(f"{step.id} {step.title} {step.tool or ''} {step.component or ''}")
 
 
-def claim_backed(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    text: str,
-    tools: tuple[str, ...],
-) -> bool:
+def claim_backed(view: ProcedureView, text: str, tools: tuple[str, ...]) -> bool:
     """Whether a completion claim is backed by the tools that acted this turn.
 
     A claim is never backed while a step its claim sentences name (by title, id or tool) is
     ready and still open: an unrelated tool's success does not make "your copay has been charged" true.
     Otherwise it is backed when a tool acted this turn.
     """
-    armed = armed_steps(procs, state)
+    armed = armed_steps(view.procs, view.state)
     claims = [c for c in re.split(r"(?<=[.!?;])\s+", text) if claims_completion(c)]
     said = _vocabulary(" ".join(claims))
-    if any(said & _step_vocabulary(s) and ready(procs, s, variables) for s in armed):
+    if any(said & _step_vocabulary(s) and ready(view.procs, s, view.variables) for s in armed):
         return False
     return bool(tools)
 
@@ -237,9 +210,7 @@ def promises_action(text: str) -> bool:
 
 
 def decide_assessment(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
+    view: ProcedureView,
     moment: Moment,
     *,
     text: str = "",
@@ -250,43 +221,37 @@ def decide_assessment(
     """Decide whether this moment needs an SLM assessment.
 
     Args:
-        procs: The compiled procedures.
-        state: The procedure state.
-        variables: The blackboard.
+        view: The compiled procedures, the procedure state and the blackboard.
         moment: The assistant finished its text, or the caller's final transcript arrived.
         text: The assistant's text (for the drift heuristics).
         exchange: The current step's exchange, already updated with this moment.
         backed: A non-error tool result arrived since the caller's last turn.
         out_of_order: Tools of this turn that belong to steps after an open step.
     """
-    current = current_step(procs, state, variables)
-    if current is None or not monitored(procs, current):
+    current = view.current()
+    if current is None or not monitored(view.procs, current):
         return Skip("no monitored open step")
-    steps = judge_requirements(procs, state, variables)
+    steps = judge_requirements(view)
     if steps and exchange.step == current.id and exchange.caller_answered:  # both sides spoke
-        reason = AssessReason.JUDGE_STEP if current.id in steps else AssessReason.LLM_APPLIES
+        reason = "judge_step" if current.id in steps else "llm_applies"
         return Assess(reason, steps)
-    if moment is not Moment.ASSISTANT_TEXT:
+    if moment != "assistant_text":
         return Skip("exchange not under way")
     if claims_completion(text) and not backed:
-        return Assess(AssessReason.COMPLETION_CLAIM, steps)
+        return Assess("completion_claim", steps)
     if out_of_order:
-        return Assess(AssessReason.OUT_OF_ORDER, steps)
+        return Assess("out_of_order", steps)
     return Skip("no drift")
 
 
-def out_of_order_tools(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tools: tuple[str, ...],
-) -> tuple[str, ...]:
+def out_of_order_tools(view: ProcedureView, tools: tuple[str, ...]) -> tuple[str, ...]:
     """Tools whose step has an open judge ancestor (acting before a fuzzy prerequisite)."""
-    armed = set(armed_checklists(procs, state))
+    procs = view.procs
+    armed = set(armed_checklists(procs, view.state))
     out: list[str] = []
     for tool in tools:
         owners = [s for s in procs.steps.values() if s.tool == tool and s.checklist in armed]
-        if any(_open_judge_ancestor(procs, s, variables) for s in owners):
+        if any(_open_judge_ancestor(procs, s, view.variables) for s in owners):
             out.append(tool)
     return tuple(out)
 
@@ -295,7 +260,4 @@ def _open_judge_ancestor(
     procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]
 ) -> bool:
     ancestors = (procs.steps[a] for a in procs.ancestors.get(step.id, ()))
-    return any(
-        a.kind is CompletionKind.JUDGE and step_state(a, variables) is StepState.OPEN
-        for a in ancestors
-    )
+    return any(a.kind == "judge" and step_state(a, variables) == "open" for a in ancestors)

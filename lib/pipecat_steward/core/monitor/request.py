@@ -15,17 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceKind, EvidenceLedger
+from pipecat_steward.core.monitor.evidence import EvidenceEntry, EvidenceLedger
 from pipecat_steward.core.monitor.policy import AssessReason
 from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    StepState,
+    ProcedureView,
     armed_steps,
-    current_step,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -137,19 +136,16 @@ def cache_key(
 
 
 def build_request(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
+    view: ProcedureView,
     ledger: EvidenceLedger,
     requirements: tuple[str, ...],
     reason: AssessReason,
 ) -> AssessmentRequest:
     """Build the request for ``requirements`` over the armed checklists and the ledger."""
-    steps = armed_steps(procs, state)
-    current = current_step(procs, state, variables)
+    steps = armed_steps(view.procs, view.state)
     parts = [
-        _checklist(steps, current, variables),
-        _requirements(procs, requirements),
+        _checklist(steps, view.current(), view.variables),
+        _requirements(view.procs, requirements),
         _evidence(ledger),
     ]
     return AssessmentRequest(
@@ -157,8 +153,8 @@ def build_request(
         shown=frozenset(s.id for s in steps),
         evidence_ids=ledger.ids,
         user="\n\n".join(p for p in parts if p),
-        key=cache_key(state, variables, ledger, requirements),
-        visit=state.visit,
+        key=cache_key(view.state, view.variables, ledger, requirements),
+        visit=view.state.visit,
         reason=reason,
     )
 
@@ -167,11 +163,11 @@ def _mark(
     step: ProcedureStep, current: ProcedureStep | None, variables: Mapping[str, object]
 ) -> str:
     match step_state(step, variables):
-        case StepState.DONE:
+        case "done":
             return "done (do not judge)"
-        case StepState.NOT_APPLICABLE:
+        case "not_applicable":
             return "not applicable"
-        case StepState.OPEN:
+        case "open":
             return "CURRENT" if current is not None and step.id == current.id else "upcoming"
 
 
@@ -180,7 +176,7 @@ def _checklist(
 ) -> str:
     lines = ["Procedure (in order):"]
     for step in steps:
-        auto = "" if step.kind is CompletionKind.JUDGE else "; completes automatically"
+        auto = "" if step.kind == "judge" else "; completes automatically"
         lines.append(f"- {step.id} [{_mark(step, current, variables)}{auto}]: {step.title}")
     return "\n".join(lines)
 
@@ -191,7 +187,7 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
     lines = ["Requirements to judge (cite evidence ids for each):"]
     for step_id in requirements:
         step = procs.steps[step_id]
-        if step.kind is CompletionKind.JUDGE and step.judge:
+        if step.kind == "judge" and step.judge:
             lines.append(f"- {step_id}: satisfied when {step.judge}")
         if step.applies_llm:
             lines.append(
@@ -202,10 +198,10 @@ def _requirements(procs: CompiledProcedures, requirements: tuple[str, ...]) -> s
 
 
 _SECTIONS = (
-    ("Platform facts (authoritative; a fact outranks anything said):", EvidenceKind.VARIABLE),
-    ("Tool results (platform-reported):", EvidenceKind.TOOL),
-    ("Application messages:", EvidenceKind.APPLICATION),
-    ("Dialogue (oldest first):", EvidenceKind.UTTERANCE),
+    ("Platform facts (authoritative; a fact outranks anything said):", "variable"),
+    ("Tool results (platform-reported):", "tool"),
+    ("Application messages:", "application"),
+    ("Dialogue (oldest first):", "utterance"),
 )
 
 
@@ -213,7 +209,7 @@ def _evidence(ledger: EvidenceLedger) -> str:
     entries = (*ledger.observations, *ledger.messages, *ledger.utterances)
     blocks: list[str] = []
     for title, kind in _SECTIONS:
-        lines = [_line(e) for e in entries if e.kind is kind]
+        lines = [_line(e) for e in entries if e.kind == kind]
         if lines:
             blocks.append("\n".join([title, *lines]))
     return "\n\n".join(blocks) or "No evidence yet."

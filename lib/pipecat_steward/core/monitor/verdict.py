@@ -23,12 +23,11 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.completion import Verdict
 from pipecat_steward.core.procedures.state import (
     ProcedureViolation,
-    StepState,
     ViolationKind,
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "Assessment",
@@ -202,7 +201,7 @@ def _satisfied(
     mine = _statuses(parsed, step.id)
     cited = all(a.status == "satisfied" and a.evidence_ids for a in mine)
     return (
-        step.kind is CompletionKind.JUDGE
+        step.kind == "judge"
         and bool(mine)
         and cited
         and step.id not in parsed.not_applicable
@@ -215,7 +214,7 @@ def _not_applicable(step: ProcedureStep, parsed: RawVerdict, variables: Mapping[
     return (
         step.applies_llm is not None
         and step.id not in parsed.satisfied
-        and step_state(step, variables) is StepState.OPEN
+        and step_state(step, variables) == "open"
     )
 
 

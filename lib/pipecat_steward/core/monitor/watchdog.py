@@ -10,15 +10,12 @@ Pure: times are parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from pipecat_steward.core.monitor.ladder import Correction, correction_for
 from pipecat_steward.core.monitor.policy import monitored, promises_action
-from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.model import Severity
-from pipecat_steward.core.procedures.state import ProcedureState, current_step
-from pipecat_steward.core.procedures.steps import CompletionKind
+from pipecat_steward.core.procedures.state import ProcedureView
 
 __all__ = ["PROMISE_WAIT_S", "Watchdog", "arm", "disarm", "fire", "played_out"]
 
@@ -39,17 +36,10 @@ class Watchdog:
         return self.deadline is not None
 
 
-def arm(
-    wd: Watchdog,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    text: str,
-    now: float,
-) -> Watchdog:
+def arm(wd: Watchdog, view: ProcedureView, text: str, now: float) -> Watchdog:
     """Arm on a promise of a tool action spoken while the current step is a tool step."""
-    step = current_step(procs, state, variables)
-    if step is None or step.kind is not CompletionKind.TOOL or not monitored(procs, step):
+    step = view.current()
+    if step is None or step.kind != "tool" or not monitored(view.procs, step):
         return wd
     if step.id in wd.nudged or not promises_action(text):
         return wd
@@ -68,18 +58,12 @@ def disarm(wd: Watchdog) -> Watchdog:
     return replace(wd, step=None, deadline=None)
 
 
-def fire(
-    wd: Watchdog,
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    now: float,
-) -> tuple[Watchdog, Correction | None]:
+def fire(wd: Watchdog, view: ProcedureView, now: float) -> tuple[Watchdog, Correction | None]:
     """The nudge, once the deadline passed with the promised step still current."""
     if wd.deadline is None or wd.step is None or now < wd.deadline:
         return wd, None
-    step, promised = current_step(procs, state, variables), wd.step
+    step, promised = view.current(), wd.step
     wd = replace(disarm(wd), nudged=wd.nudged | {promised})
     if step is None or step.id != promised:
         return wd, None
-    return wd, correction_for(step, None, Severity.NUDGE, now, state.visit)
+    return wd, correction_for(step, None, Severity.NUDGE, now, view.state.visit)

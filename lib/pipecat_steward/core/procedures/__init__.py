@@ -4,12 +4,13 @@ Typical use by an adapter::
 
     procs = compile_procedures([ScopeSource("main", prompt, config["procedure"])])
     update = start_session(procs, variables)            # seeds proc_* (setdefault)
-    decision = decide_gate(procs, update.state, update.variables, "collect_payment")
+    view = ProcedureView(procs, update.state, update.variables)
+    decision = decide_gate(view, "collect_payment")
     match decision:
         case Allow(): ...                               # then the author's available_when
         case Veto(): result = decision.result()          # and remember_block(state, decision)
         case AwaitJudge(): ...                          # wait ≤ timeout_s, else resolve_timeout
-    done = on_tool_result(procs, state, variables, "find_patient", result, call_id="c1")
+    done = on_tool_result(view, "find_patient", result, call_id="c1")
 """
 
 from pipecat_steward.core.procedures.blocks import ScannedPrompt, scan
@@ -62,6 +63,7 @@ from pipecat_steward.core.procedures.state import (
     CURRENT_STEP,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureView,
     ProcedureViolation,
     StepState,
     current_step,
@@ -92,6 +94,7 @@ __all__ = [
     "ProcedureGate",
     "ProcedureState",
     "ProcedureUpdate",
+    "ProcedureView",
     "ScannedPrompt",
     "ScopeSource",
     "IssueSeverity",

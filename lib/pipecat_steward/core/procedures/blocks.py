@@ -47,7 +47,6 @@ WarningCode = Literal[
     "duplicate_step",
     "duplicate_group",
     "unknown_reference",
-    "unknown_settings",
 ]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"

@@ -149,7 +149,7 @@ def compile_procedures(
         ancestors=MappingProxyType(ancestors_of({k: s.requires for k, s in build.steps.items()})),
         issues=tuple(build.issues),
     )
-    errors = [str(i) for i in build.issues if i.severity is IssueSeverity.ERROR]
+    errors = [str(i) for i in build.issues if i.severity == "error"]
     if strict and errors:
         raise ConfigError("procedure", "invalid procedures:\n  " + "\n  ".join(errors))
     return result
@@ -158,7 +158,7 @@ def compile_procedures(
 def _scan_issues(build: _Build, source: ScopeSource, scanned: ScannedPrompt) -> None:
     for w in scanned.warnings:
         path = f"{source.prompt_path}#{w.subject}" if w.subject else source.prompt_path
-        build.issue(IssueSeverity.WARNING, IssueCode(w.code), path, w.message)
+        build.issue("warning", w.code, path, w.message)
 
 
 def _collect_scope(
@@ -185,7 +185,7 @@ def _collect_scope(
             _add(build, entry.id, entry.guidance or "", entry, ((), ()), where)
     if source.procedure is not None and not scanned.steps and not cfg.steps:
         message = "procedure is enabled but defines no steps; it arms nothing"
-        build.issue(IssueSeverity.WARNING, IssueCode.EMPTY_PROCEDURE, source.path, message)
+        build.issue("warning", "empty_procedure", source.path, message)
 
 
 def _settings_index(
@@ -196,9 +196,7 @@ def _settings_index(
     for i, entry in enumerate(cfg.steps):
         if scanned.has_blocks and entry.id not in known:
             message = f"settings for step {entry.id!r}, which no {{{{#step}}}} block defines"
-            build.issue(
-                IssueSeverity.ERROR, IssueCode.UNKNOWN_STEP, f"{source.path}.steps[{i}].id", message
-            )
+            build.issue("error", "unknown_step", f"{source.path}.steps[{i}].id", message)
         index.setdefault(entry.id, (i, entry))
     return index
 
@@ -211,7 +209,7 @@ def _register_groups(build: _Build, source: ScopeSource, scanned: ScannedPrompt)
         if group.name in build.groups:
             first = build.groups[group.name][1]
             message = f"group {group.name!r} is already defined at {first}; the first wins"
-            build.issue(IssueSeverity.ERROR, IssueCode.DUPLICATE_GROUP, path, message)
+            build.issue("error", "duplicate_group", path, message)
             shadowed.add(group.ordinal)
             continue
         build.groups[group.name] = (source.name, path)
@@ -234,7 +232,7 @@ def _add(
     key, _, _, path = where
     if step_id in build.steps:
         message = f"step id {step_id!r} is already used at {build.steps[step_id].path}; rename it"
-        build.issue(IssueSeverity.ERROR, IssueCode.DUPLICATE_STEP, path, message)
+        build.issue("error", "duplicate_step", path, message)
         return
     build.raw_requires[step_id] = settings.requires if settings else None
     step = build_step(
@@ -273,9 +271,7 @@ def _finish_dag(build: _Build) -> None:
         if cycle:
             first = build.steps[cycle[0]]
             message = f"requires forms a cycle through {', '.join(cycle)} in {key}; break it"
-            build.issue(
-                IssueSeverity.ERROR, IssueCode.REQUIRES_CYCLE, f"{first.path}.requires", message
-            )
+            build.issue("error", "requires_cycle", f"{first.path}.requires", message)
             for step_id in cycle:
                 build.steps[step_id] = replace(build.steps[step_id], requires=cut[step_id])
 
@@ -295,7 +291,7 @@ def _requires(
                 f"requires {name!r}, which is not a step of this procedure ({', '.join(siblings)})"
             )
             path = f"{build.steps[step_id].path}.requires"
-            build.issue(IssueSeverity.ERROR, IssueCode.UNKNOWN_STEP, path, message)
+            build.issue("error", "unknown_step", path, message)
     return tuple(kept)
 
 
@@ -341,9 +337,7 @@ def _scopes(
         prompt = render_nodes(scanned.nodes, partial(_expand, build, checklists, unknown=unknown))
         for name in dict.fromkeys(unknown):
             message = f"{{{{PROCEDURE:{name}}}}} names no procedure group; left as text"
-            build.issue(
-                IssueSeverity.WARNING, IssueCode.UNKNOWN_REFERENCE, source.prompt_path, message
-            )
+            build.issue("warning", "unknown_reference", source.prompt_path, message)
         armed = tuple(k for k, c in checklists.items() if source.name in c.active_in)
         out[source.name] = CompiledScope(source.name, prompt, armed)
     return out
@@ -367,14 +361,10 @@ def _gates(build: _Build) -> dict[str, ProcedureGate]:
             continue
         if step.tool is None:
             message = "an irreversible step needs complete_when kind tool naming the tool to gate"
-            build.issue(
-                IssueSeverity.ERROR, IssueCode.IRREVERSIBLE_WITHOUT_TOOL, step.path, message
-            )
+            build.issue("error", "irreversible_without_tool", step.path, message)
             continue
         if not step.requires:
             message = f"irreversible step {step.id!r} has no prerequisites; its gate binds nothing"
-            build.issue(
-                IssueSeverity.WARNING, IssueCode.GATE_WITHOUT_PREREQUISITES, step.path, message
-            )
+            build.issue("warning", "gate_without_prerequisites", step.path, message)
         gates.setdefault(step.tool, []).append(step.id)
     return {tool: ProcedureGate(tool, tuple(ids)) for tool, ids in gates.items()}

@@ -19,8 +19,8 @@ from pipecat_steward.core.procedures.state import (
     BlockedTool,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureView,
     ProcedureViolation,
-    StepState,
     Writer,
     armed_checklists,
     armed_steps,
@@ -30,8 +30,7 @@ from pipecat_steward.core.procedures.state import (
     ready,
     step_state,
 )
-from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
-from pipecat_steward.core.variables import JsonValue
+from pipecat_steward.core.procedures.steps import ProcedureStep
 
 __all__ = [
     "ToolResultUpdate",
@@ -62,10 +61,10 @@ def settle_variables(
         done = [
             s
             for s in armed_steps(procs, state)
-            if s.kind is CompletionKind.VARIABLE
+            if s.kind == "variable"
             and s.expr is not None
             and (watch is None or _reads(s) & watch)
-            and step_state(s, writer.variables) is StepState.OPEN
+            and step_state(s, writer.variables) == "open"
             and s.expr.truthy(writer.variables)
         ]
         if not done:
@@ -88,23 +87,16 @@ def _reads(step: ProcedureStep) -> frozenset[str]:
     return frozenset(names)
 
 
-def on_variables(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
-    changed: Iterable[str] | None = None,
-) -> ProcedureUpdate:
+def on_variables(view: ProcedureView, changed: Iterable[str] | None = None) -> ProcedureUpdate:
     """Re-evaluate variable steps after a blackboard write.
 
     Args:
-        procs: The compiled procedures.
-        state: The procedure state.
-        variables: The blackboard after the write.
+        view: The compiled procedures, the procedure state and the blackboard after the write.
         changed: The names written (None re-evaluates every variable step).
     """
-    writer = Writer.over(variables)
-    settle_variables(procs, state, writer, set(changed) if changed is not None else None)
-    return writer.update(state)
+    writer = Writer.over(view.variables)
+    settle_variables(view.procs, view.state, writer, set(changed) if changed is not None else None)
+    return writer.update(view.state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +116,7 @@ class ToolResultUpdate:
 
 
 def _matches(step: ProcedureStep, tool: str, component: str | None) -> bool:
-    if step.kind is not CompletionKind.TOOL:
+    if step.kind != "tool":
         return False
     return (step.tool is None or step.tool == tool) and (
         step.component is None or step.component == component
@@ -139,24 +131,16 @@ def _component(result: object, component: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _tool_steps(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tool: str,
-    component: str | None,
-) -> list[ProcedureStep]:
+def _tool_steps(view: ProcedureView, tool: str, component: str | None) -> list[ProcedureStep]:
     return [
         s
-        for s in armed_steps(procs, state)
-        if _matches(s, tool, component) and step_state(s, variables) is StepState.OPEN
+        for s in armed_steps(view.procs, view.state)
+        if _matches(s, tool, component) and step_state(s, view.variables) == "open"
     ]
 
 
 def on_tool_result(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
+    view: ProcedureView,
     tool: str,
     result: object,
     *,
@@ -166,20 +150,18 @@ def on_tool_result(
     """Apply one tool result: complete matching tool steps and compose the result's note.
 
     Args:
-        procs: The compiled procedures.
-        state: The procedure state.
-        variables: The blackboard.
+        view: The compiled procedures, the procedure state and the blackboard.
         tool: The tool that returned.
         result: Its result.
         call_id: The tool-call id (the same id keeps the same empty-result number).
         component: The component the call rendered (else read from ``result["component"]``).
     """
-    rendered = _component(result, component)
-    steps = _tool_steps(procs, state, variables, tool, rendered)
+    procs, state = view.procs, view.state
+    steps = _tool_steps(view, tool, _component(result, component))
     outcomes = [(s.id, classify_result(result, s.result_statuses, s.result_path)) for s in steps]
     done = [procs.steps[i] for i, o in outcomes if o is ToolOutcome.SUCCEEDED]
-    guidance = _next_guidance(procs, state, variables, done)
-    writer = Writer.over(variables)
+    guidance = _next_guidance(view, done)
+    writer = Writer.over(view.variables)
     for step_id, outcome in outcomes:
         if outcome is ToolOutcome.SUCCEEDED:
             state = _record_violation(
@@ -193,7 +175,7 @@ def on_tool_result(
         settle_variables(procs, state, writer, {done_name(s) for s in writer.completed})
     empty = next((procs.steps[i] for i, o in outcomes if o is ToolOutcome.EMPTY), None)
     state, empty_note = _empty_note(procs, state, empty, call_id)
-    state, resume = _blocked_note(procs, state, writer.variables)
+    state, resume = _blocked_note(ProcedureView(procs, state, writer.variables))
     notes = [n for n in (empty_note or guidance, resume) if n]
     return ToolResultUpdate(writer.update(state), tuple(outcomes), "\n".join(notes) or None)
 
@@ -205,7 +187,7 @@ def _out_of_order(
     skipped = [
         procs.steps[a]
         for a in procs.ancestors[step_id]
-        if step_state(procs.steps[a], variables) is StepState.OPEN
+        if step_state(procs.steps[a], variables) == "open"
     ]
     if not skipped:
         return None
@@ -233,9 +215,7 @@ def _keep_receipt(state: ProcedureState, step_id: str, result: object) -> Proced
 
 
 def result_guidance(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
+    view: ProcedureView,
     tool: str,
     result: object,
     *,
@@ -247,27 +227,22 @@ def result_guidance(
     written. None for a tool no step names, a result that completes nothing, or when the
     next step's monitor is off or its correction budget is zero.
     """
-    steps = _tool_steps(procs, state, variables, tool, _component(result, component))
+    steps = _tool_steps(view, tool, _component(result, component))
     done = [
         s
         for s in steps
         if classify_result(result, s.result_statuses, s.result_path) is ToolOutcome.SUCCEEDED
     ]
-    return _next_guidance(procs, state, variables, done)
+    return _next_guidance(view, done)
 
 
-def _next_guidance(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    done: Sequence[ProcedureStep],
-) -> str | None:
+def _next_guidance(view: ProcedureView, done: Sequence[ProcedureStep]) -> str | None:
     """The guidance of the step that is current once ``done`` count as completed."""
     if not done:
         return None
-    projected = {**variables, **{done_name(s.id): True for s in done}}
-    nxt = current_step(procs, state, projected)
-    if nxt is None or not guidance_enabled(procs, nxt) or not nxt.short_guidance:
+    projected = {**view.variables, **{done_name(s.id): True for s in done}}
+    nxt = current_step(view.procs, view.state, projected)
+    if nxt is None or not guidance_enabled(view.procs, nxt) or not nxt.short_guidance:
         return None
     return f"Next step — {nxt.title}: {nxt.short_guidance}"
 
@@ -305,20 +280,18 @@ def remember_block(state: ProcedureState, veto: Veto) -> ProcedureState:
     return replace(state, blocked=(*state.blocked, BlockedTool(veto.tool, noted)))
 
 
-def _blocked_note(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> tuple[ProcedureState, str | None]:
+def _blocked_note(view: ProcedureView) -> tuple[ProcedureState, str | None]:
     kept: list[BlockedTool] = []
     note: str | None = None
-    for blocked in state.blocked:
-        decision = decide_gate(procs, state, variables, blocked.tool)
+    for blocked in view.state.blocked:
+        decision = decide_gate(view, blocked.tool)
         if isinstance(decision, Allow):
-            note = note or _resume_text(procs, blocked.tool)
+            note = note or _resume_text(view.procs, blocked.tool)
             continue
         if isinstance(decision, Veto) and note is None:
             note, blocked = _still_blocked(blocked, decision)
         kept.append(blocked)
-    return replace(state, blocked=tuple(kept)), note
+    return replace(view.state, blocked=tuple(kept)), note
 
 
 def _still_blocked(blocked: BlockedTool, veto: Veto) -> tuple[str | None, BlockedTool]:
@@ -354,17 +327,13 @@ class Verdict:
     violation: ProcedureViolation | None = None
 
 
-def apply_verdict(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
-    verdict: Verdict,
-) -> ProcedureUpdate:
+def apply_verdict(view: ProcedureView, verdict: Verdict) -> ProcedureUpdate:
     """Apply a verdict; a verdict naming an undeclared step is discarded whole.
 
     Only armed judge steps whose prerequisites are settled complete; only steps with an
     ``llm`` applicability condition become not applicable (sticky ``proc_<id>_na``).
     """
+    procs, state, variables = view.procs, view.state, view.variables
     named = (*verdict.satisfied, *verdict.not_applicable)
     step = verdict.violation.step if verdict.violation else None
     if any(n not in procs.steps for n in named) or (step is not None and step not in procs.steps):
@@ -373,15 +342,11 @@ def apply_verdict(
     writer = Writer.over(variables)
     for step_id in verdict.not_applicable:
         s = procs.steps[step_id]
-        if s.checklist in armed and s.applies_llm and step_state(s, variables) is StepState.OPEN:
+        if s.checklist in armed and s.applies_llm and step_state(s, variables) == "open":
             writer.set(na_name(step_id), True)
     for step_id in verdict.satisfied:
         s = procs.steps[step_id]
-        if (
-            s.checklist in armed
-            and s.kind is CompletionKind.JUDGE
-            and ready(procs, s, writer.variables)
-        ):
+        if s.checklist in armed and s.kind == "judge" and ready(procs, s, writer.variables):
             writer.complete(step_id)
     sync_current(procs, state, writer)
     settle_variables(procs, state, writer, {done_name(s) for s in writer.completed})

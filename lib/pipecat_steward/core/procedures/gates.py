@@ -21,7 +21,7 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures, Procedu
 from pipecat_steward.core.procedures.model import FailMode
 from pipecat_steward.core.procedures.state import (
     ProcedureState,
-    StepState,
+    ProcedureView,
     armed_checklists,
     ready,
     step_state,
@@ -171,23 +171,18 @@ def guidance_enabled(procs: CompiledProcedures, step: ProcedureStep) -> bool:
     return monitor.enabled and monitor.max_corrections_per_step > 0
 
 
-def decide_gate(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tool: str,
-) -> GateDecision:
+def decide_gate(view: ProcedureView, tool: str) -> GateDecision:
     """Decide the ``procedure_gate`` of ``tool`` from state alone; never raises.
 
     Returns:
         ``Allow``, ``Veto`` (a deterministic prerequisite is open) or ``AwaitJudge`` (only
         judge prerequisites are open).
     """
-    gate = procs.gates.get(tool)
+    gate = view.procs.gates.get(tool)
     if gate is None:
         return Allow(tool)
     try:
-        return _decide(procs, state, variables, gate)
+        return _decide(view.procs, view.state, view.variables, gate)
     except Exception as exc:  # a gate never raises; an internal fault keeps the tool closed
         return Veto(tool, reason=f"internal error: {type(exc).__name__}")
 
@@ -206,11 +201,11 @@ def _decide(
     modes: set[FailMode] = set()
     for step_id in gate.steps:
         step = procs.steps[step_id]
-        if step.checklist not in armed or step_state(step, variables) is not StepState.OPEN:
+        if step.checklist not in armed or step_state(step, variables) != "open":
             continue  # not armed here, already done, or does not apply: the gate does not bind
         for ancestor in procs.ancestors[step_id]:
             prereq = procs.steps[ancestor]
-            if step_state(prereq, variables) is StepState.OPEN:
+            if step_state(prereq, variables) == "open":
                 blocking[ancestor] = prereq
                 modes.add(step.fail_mode)
     if not blocking:
@@ -232,9 +227,9 @@ def _repeat_veto(
 ) -> Veto | None:
     """A completed, non-repeatable irreversible step vetoes its tool (no double charge)."""
     steps = [procs.steps[s] for s in gate.steps if procs.steps[s].checklist in armed]
-    if any(step_state(s, variables) is StepState.OPEN for s in steps):
+    if any(step_state(s, variables) == "open" for s in steps):
         return None  # another armed step still needs the tool
-    done = [s for s in steps if not s.repeatable and step_state(s, variables) is StepState.DONE]
+    done = [s for s in steps if not s.repeatable and step_state(s, variables) == "done"]
     if not done:
         return None
     refs = tuple(StepRef(s.id, s.title) for s in done)
@@ -295,17 +290,11 @@ def compile_tool_logic(
     }
 
 
-def decide_tool(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, object],
-    tool: str,
-    logic: ToolLogic | None,
-) -> GateDecision:
+def decide_tool(view: ProcedureView, tool: str, logic: ToolLogic | None) -> GateDecision:
     """The procedure gate first; only if it allows, the author's ``available_when``."""
-    decision = decide_gate(procs, state, variables, tool)
+    decision = decide_gate(view, tool)
     if not isinstance(decision, Allow) or logic is None or logic.available_when is None:
         return decision
-    if logic.available_when.truthy(variables):
+    if logic.available_when.truthy(view.variables):
         return decision
     return Veto(tool, reason="available_when")

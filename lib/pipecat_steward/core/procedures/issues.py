@@ -3,45 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from typing import Literal
+
+from pipecat_steward.core.procedures.blocks import WarningCode
 
 __all__ = ["Issue", "IssueCode", "IssueSeverity"]
 
 
-class IssueSeverity(StrEnum):
-    """Whether publishing must stop (``error``) or the author should look (``warning``)."""
+IssueSeverity = Literal["error", "warning"]
+"""Whether publishing must stop (``error``) or the author should look (``warning``)."""
 
-    ERROR = "error"
-    WARNING = "warning"
-
-
-class IssueCode(StrEnum):
-    """Every problem the compiler and publish validation report."""
-
-    # scanner (the prompt's inline blocks)
-    UNCLOSED_STEP = "unclosed_step"
-    UNCLOSED_PROCEDURE = "unclosed_procedure"
-    STRAY_CLOSE = "stray_close"
-    NESTED_STEP = "nested_step"
-    NESTED_PROCEDURE = "nested_procedure"
-    BAD_NAME = "bad_name"
-    UNKNOWN_REFERENCE = "unknown_reference"
+IssueCode = Literal[
+    # found by the scanner of the prompt's inline blocks: unclosed, stray or nested markers,
+    # bad names, unknown references, duplicate steps and groups
+    WarningCode,
     # cross-references
-    DUPLICATE_STEP = "duplicate_step"
-    DUPLICATE_GROUP = "duplicate_group"
-    UNKNOWN_STEP = "unknown_step"
-    REQUIRES_CYCLE = "requires_cycle"
-    IRREVERSIBLE_WITHOUT_TOOL = "irreversible_without_tool"
-    GATE_WITHOUT_PREREQUISITES = "gate_without_prerequisites"
-    UNKNOWN_TOOL = "unknown_tool"
-    JUDGE_WITH_MONITOR_DISABLED = "judge_with_monitor_disabled"
-    EXTRACTION_WITHOUT_DESCRIPTION = "extraction_without_description"
-    LINKED_WRITE = "linked_write"
-    EMPTY_PROCEDURE = "empty_procedure"
-    NO_LOGIC_SLM = "no_logic_slm"
-    INVALID_CONFIG = "invalid_config"
+    "unknown_step",
+    "requires_cycle",
+    "irreversible_without_tool",
+    "gate_without_prerequisites",
+    "unknown_tool",
+    "judge_with_monitor_disabled",
+    "extraction_without_description",
+    "linked_write",
+    "empty_procedure",
+    "no_logic_slm",
+    "invalid_config",
     # transactions
-    EXECUTOR_NOT_IDEMPOTENT = "executor_not_idempotent"
+    "executor_not_idempotent",
+]
+"""Every problem the compiler and publish validation report."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from pipecat_steward.core.procedures.state import (
     CURRENT_STEP,
     ProcedureState,
     ProcedureUpdate,
+    ProcedureView,
     Writer,
     armed_checklists,
     current_step,
@@ -34,26 +35,20 @@ def start_session(
     procs: CompiledProcedures, variables: Mapping[str, JsonValue], scope: str = MAIN
 ) -> ProcedureUpdate:
     """Arm the main scope of a new session."""
-    return arm(procs, ProcedureState(), variables, scope)
+    return arm(ProcedureView(procs, ProcedureState(), variables), scope)
 
 
-def arm(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
-    scope: str,
-) -> ProcedureUpdate:
+def arm(view: ProcedureView, scope: str) -> ProcedureUpdate:
     """Activate ``scope`` and seed the state of the checklists it arms (setdefault).
 
     Args:
-        procs: The compiled procedures.
-        state: The current procedure state.
-        variables: The blackboard.
+        view: The compiled procedures, the current procedure state and the blackboard.
         scope: The scope entered (``main`` or a topic name); unknown scopes arm nothing.
     """
+    procs, state = view.procs, view.state
     scopes = state.scopes if scope in state.scopes else (*state.scopes, scope)
     new_state = replace(state, scopes=scopes, visit=state.visit + (scope not in state.scopes))
-    writer = Writer.over(variables)
+    writer = Writer.over(view.variables)
     compiled = procs.scopes.get(scope)
     for key in compiled.checklists if compiled else ():
         for step_id in procs.checklists[key].steps:
@@ -65,19 +60,15 @@ def arm(
     return writer.update(new_state)
 
 
-def disarm(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
-    scope: str,
-) -> ProcedureUpdate:
+def disarm(view: ProcedureView, scope: str) -> ProcedureUpdate:
     """Leave ``scope`` (return or transfer): clear its ungrouped state; groups keep progress."""
+    procs, state = view.procs, view.state
     if scope not in state.scopes:
-        return ProcedureUpdate(state, variables)
+        return ProcedureUpdate(state, view.variables)
     remaining = tuple(s for s in state.scopes if s != scope)
     new_state = ProcedureState(scopes=remaining, visit=state.visit + 1)
     armed = set(armed_checklists(procs, new_state))
-    writer = Writer.over(variables)
+    writer = Writer.over(view.variables)
     own = procs.checklists.get(f"scope:{scope}")
     for step_id in own.steps if own else ():
         writer.delete(done_name(step_id))
@@ -91,19 +82,14 @@ def disarm(
     return writer.update(new_state)
 
 
-def enter_topic(
-    procs: CompiledProcedures,
-    state: ProcedureState,
-    variables: Mapping[str, JsonValue],
-    topic: str,
-) -> ProcedureUpdate:
+def enter_topic(view: ProcedureView, topic: str) -> ProcedureUpdate:
     """Leave the current topic (if any, never ``main``) and arm ``topic``."""
-    update = ProcedureUpdate(state, variables)
-    for scope in state.scopes:
+    update = ProcedureUpdate(view.state, view.variables)
+    for scope in view.state.scopes:
         if scope not in (MAIN, topic):
-            left = disarm(procs, update.state, update.variables, scope)
+            left = disarm(view.after(update), scope)
             update = ProcedureUpdate(left.state, left.variables, update.changes + left.changes)
-    armed = arm(procs, update.state, update.variables, topic)
+    armed = arm(view.after(update), topic)
     return ProcedureUpdate(
         armed.state, armed.variables, update.changes + armed.changes, armed.completed
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Literal, cast
 
 from pipecat_steward.core.expressions import Expression
@@ -25,6 +24,7 @@ __all__ = [
     "BlockedTool",
     "ProcedureState",
     "ProcedureUpdate",
+    "ProcedureView",
     "StepState",
     "ProcedureViolation",
     "ViolationKind",
@@ -55,12 +55,8 @@ def na_name(step_id: str) -> str:
     return f"proc_{step_id}_na"
 
 
-class StepState(StrEnum):
-    """A step's state as the checklist shows it."""
-
-    OPEN = "open"
-    DONE = "done"
-    NOT_APPLICABLE = "not_applicable"
+StepState = Literal["open", "done", "not_applicable"]
+"""A step's state as the checklist shows it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +153,29 @@ class ProcedureUpdate:
     completed: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ProcedureView:
+    """What a procedure decision reads: the compiled procedures, their state and the blackboard.
+
+    Attributes:
+        procs: The compiled procedures.
+        state: The procedure state.
+        variables: The blackboard.
+    """
+
+    procs: CompiledProcedures
+    state: ProcedureState
+    variables: Mapping[str, JsonValue]
+
+    def after(self, update: ProcedureUpdate) -> ProcedureView:
+        """The same procedures over an update's state and variables."""
+        return ProcedureView(self.procs, update.state, update.variables)
+
+    def current(self) -> ProcedureStep | None:
+        """The next ready step (:func:`current_step`)."""
+        return current_step(self.procs, self.state, self.variables)
+
+
 @dataclass(slots=True)
 class Writer:
     """Accumulates blackboard writes over a copy of the variables."""
@@ -222,17 +241,17 @@ def applies(step: ProcedureStep, variables: Mapping[str, object]) -> bool:
 def step_state(step: ProcedureStep, variables: Mapping[str, object]) -> StepState:
     """Done, not applicable (judged ``proc_<id>_na`` or a code condition false) or open."""
     if variables.get(done_name(step.id)) is True:
-        return StepState.DONE
+        return "done"
     if variables.get(na_name(step.id)) is True or not applies(step, variables):
-        return StepState.NOT_APPLICABLE
-    return StepState.OPEN
+        return "not_applicable"
+    return "open"
 
 
 def ready(procs: CompiledProcedures, step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Open, with every prerequisite done or not applicable."""
-    if step_state(step, variables) is not StepState.OPEN:
+    if step_state(step, variables) != "open":
         return False
-    return all(step_state(procs.steps[r], variables) is not StepState.OPEN for r in step.requires)
+    return all(step_state(procs.steps[r], variables) != "open" for r in step.requires)
 
 
 def armed_checklists(procs: CompiledProcedures, state: ProcedureState) -> tuple[str, ...]:

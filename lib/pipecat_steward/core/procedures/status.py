@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
-    ProcedureState,
+    ProcedureView,
     ProcedureViolation,
     armed_checklists,
-    current_step,
     step_state,
 )
 from pipecat_steward.core.variables import JsonValue
@@ -21,9 +17,7 @@ def _violation(v: ProcedureViolation | None) -> JsonValue:
     return None if v is None else {"kind": v.kind, "step": v.step, "detail": v.detail}
 
 
-def procedure_status(
-    procs: CompiledProcedures, state: ProcedureState, variables: Mapping[str, object]
-) -> dict[str, JsonValue]:
+def procedure_status(view: ProcedureView) -> dict[str, JsonValue]:
     """Every checklist with each step's state, ``active_in`` scopes and the last violation.
 
     Returns:
@@ -31,17 +25,18 @@ def procedure_status(
         "procedures": [{"key", "title", "group", "armed", "active_in", "last_violation",
         "steps": [{"id", "title", "state", "current", "kind", "irreversible", "active_in"}]}]}``
     """
+    procs, state, variables = view.procs, view.state, view.variables
     armed = set(armed_checklists(procs, state))
-    current = current_step(procs, state, variables)
+    current = view.current()
     procedures: list[JsonValue] = []
     for key, checklist in procs.checklists.items():
         steps: list[JsonValue] = [
             {
                 "id": s.id,
                 "title": s.title,
-                "state": step_state(s, variables).value,
+                "state": step_state(s, variables),
                 "current": current is not None and s.id == current.id,
-                "kind": s.kind.value,
+                "kind": s.kind,
                 "irreversible": s.irreversible,
                 "active_in": list(checklist.active_in),
             }

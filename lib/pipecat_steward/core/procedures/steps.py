@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pipecat_steward.core.expressions import Expression, parse_condition
 from pipecat_steward.core.procedures.blocks import Ref, ScannedStep, render_nodes
@@ -32,12 +31,8 @@ GUIDANCE_LIMIT = 900
 _SPACE = re.compile(r"\s+")
 
 
-class CompletionKind(StrEnum):
-    """How a step completes: a variable condition, a tool success, or a judge verdict."""
-
-    VARIABLE = "variable"
-    TOOL = "tool"
-    JUDGE = "judge"
+CompletionKind = Literal["variable", "tool", "judge"]
+"""How a step completes: a variable condition, a tool success, or a judge verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +90,7 @@ class ProcedureStep(CompletionCriterion):
     @property
     def deterministic(self) -> bool:
         """True for variable and tool steps, which complete with no model call."""
-        return self.kind is not CompletionKind.JUDGE
+        return self.kind != "judge"
 
     @property
     def short_guidance(self) -> str:
@@ -177,17 +172,17 @@ def _completion(
 ) -> CompletionCriterion:
     match s.complete_when:
         case VariableCompletion(expr=expr):
-            return CompletionCriterion(CompletionKind.VARIABLE, expr=parse_condition(expr))
+            return CompletionCriterion("variable", expr=parse_condition(expr))
         case ToolCompletion() as done:
             return CompletionCriterion(
-                CompletionKind.TOOL,
+                "tool",
                 tool=done.tool,
                 component=done.component,
                 result_statuses=done.result_statuses,
                 result_path=done.result_path,
             )
         case JudgeCompletion(prompt=prompt):
-            return CompletionCriterion(CompletionKind.JUDGE, judge=prompt)
+            return CompletionCriterion("judge", judge=prompt)
         case None:
             return _inferred(s, body, pills)
 
@@ -199,8 +194,6 @@ def _inferred(
     if len(tools) <= 1 and len(components) <= 1 and (tools or components):
         tool = tools[0] if tools else None
         component = components[0] if components else None
-        return CompletionCriterion(
-            CompletionKind.TOOL, tool=tool, component=component, inferred=True
-        )
+        return CompletionCriterion("tool", tool=tool, component=component, inferred=True)
     criterion = normalize(body) or s.title or humanize(s.id)
-    return CompletionCriterion(CompletionKind.JUDGE, judge=criterion, inferred=True)
+    return CompletionCriterion("judge", judge=criterion, inferred=True)

@@ -18,9 +18,8 @@ from pipecat_steward.core.procedures.compiler import (
     ScopeSource,
     compile_procedures,
 )
-from pipecat_steward.core.procedures.issues import Issue, IssueCode, IssueSeverity
+from pipecat_steward.core.procedures.issues import Issue, IssueCode
 from pipecat_steward.core.procedures.model import FailMode
-from pipecat_steward.core.procedures.steps import CompletionKind
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError
 
@@ -35,11 +34,11 @@ class ValidationReport:
 
     @property
     def errors(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is IssueSeverity.ERROR)
+        return tuple(i for i in self.issues if i.severity == "error")
 
     @property
     def warnings(self) -> tuple[Issue, ...]:
-        return tuple(i for i in self.issues if i.severity is IssueSeverity.WARNING)
+        return tuple(i for i in self.issues if i.severity == "warning")
 
     @property
     def ok(self) -> bool:
@@ -71,9 +70,7 @@ def validate_procedures(
     try:
         procs = compile_procedures(sources)
     except ConfigError as exc:
-        return ValidationReport(
-            (Issue(IssueSeverity.ERROR, IssueCode.INVALID_CONFIG, exc.path, exc.problem),)
-        )
+        return ValidationReport((Issue("error", "invalid_config", exc.path, exc.problem),))
     issues = list(procs.issues)
     issues += _tools(procs, tools)
     issues += _monitor(procs)
@@ -88,8 +85,8 @@ def _tools(procs: CompiledProcedures, tools: Collection[str] | None) -> list[Iss
     known = ", ".join(sorted(tools)) or "none"
     return [
         Issue(
-            IssueSeverity.ERROR,
-            IssueCode.UNKNOWN_TOOL,
+            "error",
+            "unknown_tool",
             procs.steps[step_id].path,
             f"irreversible step {step_id!r} gates tool {gate.tool!r}, which the agent does "
             f"not have (tools: {known}); add the tool or fix the name",
@@ -103,19 +100,15 @@ def _tools(procs: CompiledProcedures, tools: Collection[str] | None) -> list[Iss
 def _monitor(procs: CompiledProcedures) -> list[Issue]:
     issues: list[Issue] = []
     for step in procs.steps.values():
-        uses_judge = step.kind is CompletionKind.JUDGE or step.applies_llm is not None
+        uses_judge = step.kind == "judge" or step.applies_llm is not None
         if uses_judge and not procs.checklists[step.checklist].monitor.enabled:
-            what = "an AI judge" if step.kind is CompletionKind.JUDGE else "an llm applies_when"
+            what = "an AI judge" if step.kind == "judge" else "an llm applies_when"
             message = (
                 f"step {step.id!r} needs {what} but the monitor of {step.checklist} is "
                 "disabled, so it could never complete; enable the monitor or give it a "
                 "variable or tool completion"
             )
-            issues.append(
-                Issue(
-                    IssueSeverity.ERROR, IssueCode.JUDGE_WITH_MONITOR_DISABLED, step.path, message
-                )
-            )
+            issues.append(Issue("error", "judge_with_monitor_disabled", step.path, message))
     return issues
 
 
@@ -131,29 +124,27 @@ def _variables(
         if spec.extraction and not spec.description.strip():
             message = f"{spec.name!r} is extraction-eligible but has no description; describe it"
             issues.append(
-                _error(
-                    IssueCode.EXTRACTION_WITHOUT_DESCRIPTION, f"{path}[{i}].description", message
-                )
+                _error("extraction_without_description", f"{path}[{i}].description", message)
             )
         if spec.extraction and spec.linked:
             message = f"{spec.name!r} is linked (host-written) and cannot be extracted"
-            issues.append(_error(IssueCode.LINKED_WRITE, f"{path}[{i}].extraction", message))
+            issues.append(_error("linked_write", f"{path}[{i}].extraction", message))
     for step in procs.steps.values():
         for name in step.expects:
             if name in linked:
                 message = (
                     f"step {step.id!r} expects {name!r}, a linked variable only the host writes"
                 )
-                issues.append(_error(IssueCode.LINKED_WRITE, f"{step.path}.expects", message))
+                issues.append(_error("linked_write", f"{step.path}.expects", message))
     for name, where in writes.items():
         if name in linked:
             message = f"writes linked variable {name!r}, which only the host may set; rename it"
-            issues.append(_error(IssueCode.LINKED_WRITE, where, message))
+            issues.append(_error("linked_write", where, message))
     return issues
 
 
 def _error(code: IssueCode, path: str, message: str) -> Issue:
-    return Issue(IssueSeverity.ERROR, code, path, message)
+    return Issue("error", code, path, message)
 
 
 def _logic_slm(
@@ -161,11 +152,7 @@ def _logic_slm(
 ) -> list[Issue]:
     if resolvable:
         return []
-    judged = [
-        s.id
-        for s in procs.steps.values()
-        if s.kind is CompletionKind.JUDGE or s.applies_llm is not None
-    ]
+    judged = [s.id for s in procs.steps.values() if s.kind == "judge" or s.applies_llm is not None]
     extracted = [s.name for s in specs if s.extraction]
     if not judged and not extracted:
         return []
@@ -177,7 +164,7 @@ def _logic_slm(
         "(judge steps will never complete and closed gates behind them will veto)"
     )
     return [
-        Issue(IssueSeverity.WARNING, IssueCode.NO_LOGIC_SLM, "aux.logic_slm", message),
+        Issue("warning", "no_logic_slm", "aux.logic_slm", message),
         *_closed_judge_gates(procs),
     ]
 
@@ -188,9 +175,7 @@ def _closed_judge_gates(procs: CompiledProcedures) -> list[Issue]:
     for step in procs.steps.values():
         if not step.irreversible or step.fail_mode is not FailMode.CLOSED:
             continue
-        judged = [
-            a for a in procs.ancestors[step.id] if procs.steps[a].kind is CompletionKind.JUDGE
-        ]
+        judged = [a for a in procs.ancestors[step.id] if procs.steps[a].kind == "judge"]
         if judged:
             message = (
                 f"irreversible step {step.id!r} (fail mode closed) waits on judge step(s) "
@@ -198,5 +183,5 @@ def _closed_judge_gates(procs: CompiledProcedures) -> list[Issue]:
                 "would always be vetoed; configure aux.logic_slm or a stack, or make those "
                 "steps deterministic"
             )
-            issues.append(_error(IssueCode.NO_LOGIC_SLM, step.path or "procedure", message))
+            issues.append(_error("no_logic_slm", step.path or "procedure", message))
     return issues
