@@ -2,10 +2,11 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs on every relay event, so events follow the call as it happens; every event is
-also sent to the pipecat client as an RTVI server message ``{"type": "steward_event",
-"event": {...}}``; and each metered logic_slm call of the monitor or extractor becomes a
-``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+recorder syncs at the call's boundaries (every flush of the client messages: each inference and
+tool call; the end of each response and of each assistant turn; the end of the call), so events
+follow the call as it happens; the events of one flush reach the pipecat client together, as ONE
+RTVI server message ``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and
+each metered logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
 ``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
 """
 
@@ -24,10 +25,13 @@ if TYPE_CHECKING:
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.storage.ledger import UsageSink
 
-__all__ = ["RTVI_TYPE", "StewardEvents", "attach_events"]
+__all__ = ["RTVI_TYPE", "RTVI_VERSION", "StewardEvents", "attach_events"]
 
-RTVI_TYPE = "steward_event"
-"""The ``type`` of the RTVI server message that carries one event."""
+RTVI_TYPE = "steward_events"
+"""The ``type`` of the RTVI server message that carries the events of one flush."""
+
+RTVI_VERSION = 1
+"""The ``version`` of that message's shape (``{"type", "version", "events"}``)."""
 
 
 class StewardEvents:
@@ -43,6 +47,7 @@ class StewardEvents:
         self.publisher = publisher
         self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
         self._ids = itertools.count(1)
+        self._batch: dict[str, Any] = {}
         publisher.sinks.append(self._to_client)
 
     def sync(self, *_: object) -> None:
@@ -68,8 +73,13 @@ class StewardEvents:
         # Into the session's client outbox: the steward sends it with its own client messages,
         # from inside the service's frame handling. Pushed from a task of its own, a message
         # would land between the service's response frames and disturb the client's turn.
-        message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
-        self.steward.session.client_outbox.append(message)
+        # Every event until the outbox is next taken joins one message: one frame per flush
+        # crosses the pipeline and its observers, not one per event.
+        outbox = self.steward.session.client_outbox
+        if not outbox or outbox[-1] is not self._batch:
+            self._batch = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
+            outbox.append(self._batch)
+        self._batch["events"].append(event.model_dump(mode="json"))
 
     def _meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
