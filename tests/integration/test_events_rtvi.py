@@ -54,3 +54,25 @@ def test_a_message_queued_between_events_keeps_its_place() -> None:
     assert _steward_messages(taken) == [[1, 2], [3]]
     sent = [e for m in taken if m["type"] == RTVI_TYPE for e in m["events"]]
     assert sent == [e.model_dump(mode="json") for e in publisher.events]
+
+
+async def _flushed(steward: Steward, user: str, *, first: bool) -> list[dict[str, Any]]:
+    """The events one inference sends the client, from its request to its completion."""
+    outcome = await steward.driver.inference(user, first_turn=first)
+    done = await steward.driver.complete(outcome, acted=False, said="Sure.")
+    messages = [*outcome.messages, *done.messages]
+    return [e for m in messages if m["type"] == RTVI_TYPE for e in m["events"]]
+
+
+async def test_an_inference_flush_carries_what_that_inference_recorded() -> None:
+    # The recorder syncs at the session's boundaries: a flush holds every event recorded
+    # before it, with no relay event needed to bring them in.
+    steward = Steward.from_folder(BELLA, supervise=False)
+    await steward.start()
+    published = steward.events.publisher.events
+    first = await _flushed(steward, "Hi there", first=True)
+    assert [e["kind"] for e in first][:3] == ["call_started", "caller_transcript", "engine_decision"]
+    assert [e["seq"] for e in first] == [e.seq for e in published]
+    second = await _flushed(steward, "A table for 4 on July 17th", first=False)
+    assert second[0]["kind"] == "caller_transcript" and second[0]["turn"] == 2
+    assert [e["seq"] for e in first + second] == [e.seq for e in published]

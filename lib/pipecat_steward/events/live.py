@@ -2,9 +2,10 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs at the call's boundaries (every flush of the client messages: each inference and
-tool call; the end of each response and of each assistant turn; the end of the call), so events
-follow the call as it happens; the events of one flush reach the pipecat client together, as ONE
+recorder syncs at the call's boundaries (before a caller turn opens; every flush of the client
+messages, at each inference and tool call; after the steward handled the end of a response or of
+an assistant turn; the end of the call), where the session's records change, so events follow
+the call as it happens without a sync per frame; the events of one flush reach the pipecat client together, as ONE
 RTVI server message ``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and
 each metered logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
 ``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
@@ -15,6 +16,8 @@ from __future__ import annotations
 import functools
 import itertools
 from typing import TYPE_CHECKING, Any
+
+from loguru import logger
 
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
@@ -49,25 +52,29 @@ class StewardEvents:
         self._ids = itertools.count(1)
         self._batch: dict[str, Any] = {}
         publisher.sinks.append(self._to_client)
+        steward.session.boundary_listeners.append(self.at_boundary)
 
     def sync(self, *_: object) -> None:
         """Emit what the session recorded since the last sync."""
-        self._meter_checks()
+        self.meter_checks()
         self.recorder.sync()
+
+    def at_boundary(self) -> None:
+        """Sync at one of the call's boundaries; a failure is logged, never raised into the call."""
+        try:
+            self.sync()
+        except Exception:
+            logger.exception("steward events: the recorder could not sync")
 
     def end_turn(self, number: int | None = None) -> None:
         """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
-        self._meter_checks()
+        self.meter_checks()
         self.recorder.end_turn(number)
 
     async def aclose(self, status: str = "", reason: str = "") -> None:
         """Sync a last time and end the publisher."""
         self.sync()
         await self.publisher.aclose(status, reason)
-
-    def on_relay(self, *_: object) -> None:
-        """A frame went through the pipeline: sync what the session recorded."""
-        self.sync()
 
     def _to_client(self, event: Event) -> None:
         # Into the session's client outbox: the steward sends it with its own client messages,
@@ -81,7 +88,7 @@ class StewardEvents:
             outbox.append(self._batch)
         self._batch["events"].append(event.model_dump(mode="json"))
 
-    def _meter_checks(self) -> None:
+    def meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
         for part in (self.steward.monitor, self.steward.extractor):
             client = getattr(part, "client", None)
@@ -168,5 +175,4 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
-    steward.relay.bus.subscribe(events.on_relay, name="steward-events")
     return events

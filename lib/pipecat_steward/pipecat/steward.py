@@ -76,8 +76,8 @@ class Steward:
     ) -> None:
         self.agent = agent
         self.supervise = supervise
-        self.monitor: ProcedureMonitor | None = None
-        self.extractor: EntityExtractor | None = None
+        self._monitor: ProcedureMonitor | None = None
+        self._extractor: EntityExtractor | None = None
         self.supervision: Supervision | None = None
         options: dict[str, Any] = dict(
             state=state,
@@ -94,7 +94,7 @@ class Steward:
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
-        self.relay.bus.subscribe(self._on_event, name="steward-trace")
+        self.relay.bus.subscribe(self._on_bus_event, name="steward-trace")
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         self.session.conflict_listeners.append(self._announce_conflict)
@@ -103,6 +103,32 @@ class Steward:
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
         """Load the agent folder (``agent.yaml`` + ``tools.py``) and build its steward."""
         return cls(load_agent(folder), **kwargs)
+
+    @property
+    def monitor(self) -> ProcedureMonitor | None:
+        """The procedure monitor attached (None without one)."""
+        return self._monitor
+
+    @monitor.setter
+    def monitor(self, monitor: ProcedureMonitor | None) -> None:
+        self._monitor = monitor
+        self._meter()
+
+    @property
+    def extractor(self) -> EntityExtractor | None:
+        """The entity extractor attached (None without one)."""
+        return self._extractor
+
+    @extractor.setter
+    def extractor(self, extractor: EntityExtractor | None) -> None:
+        self._extractor = extractor
+        self._meter()
+
+    def _meter(self) -> None:
+        """Meter an attached part's logic_slm calls as events from its very first one."""
+        events = getattr(self, "events", None)
+        if events is not None:
+            events.meter_checks()
 
     @property
     def observers(self) -> list[BaseObserver]:
@@ -153,6 +179,11 @@ class Steward:
     async def start(self) -> bool:
         """Restore the conversation by identity, before any routing; True when resumed."""
         return await self.session.restore()
+
+    async def _on_bus_event(self, event: SessionEvent) -> None:
+        await self._on_event(event)
+        if isinstance(event, (AssistantTextComplete, AssistantTurnWritten)):
+            self.events.at_boundary()  # what the response's words or the turn's save recorded
 
     async def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, AssistantTurnWritten):
