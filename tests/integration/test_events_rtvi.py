@@ -1,4 +1,5 @@
-"""Conversation events reach the RTVI client batched: one message per flush, in order.
+"""Conversation events reach the RTVI client batched: one message per flush, in order; the
+recorder syncs from the steward's own bus subscriber and records what it always recorded.
 
 Every event the publisher emits until the session's client messages are next taken joins ONE
 ``steward_events`` message (``{"type", "version", "events"}``); a message another producer
@@ -16,11 +17,17 @@ from typing import Any
 
 import pytest
 
+from pipecat_steward.events import EventPublisher
 from pipecat_steward.events.live import RTVI_TYPE, RTVI_VERSION
+from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import BotUtteranceEvent, CallerTranscript
 from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.testing.player import play_scenario
+from pipecat_steward.testing.scenario import load_scenarios
+from pipecat_steward.testing.simulate import PipelinePlayer
 
-BELLA = Path(__file__).resolve().parents[2] / "bots" / "bella_notte"
+BOTS = Path(__file__).resolve().parents[2] / "bots"
+BELLA, CLINIC = BOTS / "bella_notte", BOTS / "clinic"
 
 
 def _steward_messages(messages: list[dict[str, Any]]) -> list[list[int]]:
@@ -56,23 +63,48 @@ def test_a_message_queued_between_events_keeps_its_place() -> None:
     assert sent == [e.model_dump(mode="json") for e in publisher.events]
 
 
-async def _flushed(steward: Steward, user: str, *, first: bool) -> list[dict[str, Any]]:
-    """The events one inference sends the client, from its request to its completion."""
-    outcome = await steward.driver.inference(user, first_turn=first)
-    done = await steward.driver.complete(outcome, acted=False, said="Sure.")
-    messages = [*outcome.messages, *done.messages]
-    return [e for m in messages if m["type"] == RTVI_TYPE for e in m["events"]]
+class _Referenced(PipelinePlayer):
+    """The pipeline player with a reference recorder fed as the events once were: synced from
+    a bus subscriber of its own on every relay event, its turns ended with the player's."""
+
+    def add_reference(self) -> EventPublisher:
+        self.reference = EventPublisher("reference")
+        self.recorder = record_session(
+            self.session, self.reference, monitor=lambda: self.steward.monitor
+        )
+        self.steward.relay.bus.subscribe(lambda _: self.recorder.sync(), name="reference")
+        return self.reference
+
+    def turn_ended(self, number: int) -> None:
+        super().turn_ended(number)
+        self.recorder.end_turn(number)
 
 
-async def test_an_inference_flush_carries_what_that_inference_recorded() -> None:
-    # The recorder syncs at the session's boundaries: a flush holds every event recorded
-    # before it, with no relay event needed to bring them in.
-    steward = Steward.from_folder(BELLA, supervise=False)
-    await steward.start()
-    published = steward.events.publisher.events
-    first = await _flushed(steward, "Hi there", first=True)
-    assert [e["kind"] for e in first][:3] == ["call_started", "caller_transcript", "engine_decision"]
-    assert [e["seq"] for e in first] == [e.seq for e in published]
-    second = await _flushed(steward, "A table for 4 on July 17th", first=False)
-    assert second[0]["kind"] == "caller_transcript" and second[0]["turn"] == 2
-    assert [e["seq"] for e in first + second] == [e.seq for e in published]
+def _comparable(events: list[Any]) -> list[dict[str, Any]]:
+    own = {"call_started", "call_ended", "monitor_check"}  # the publisher's own, not recorded
+    drop = {"t", "seq", "session"}
+    rows = [e.model_dump(mode="json") for e in events if e.kind not in own]
+    return [{k: v for k, v in row.items() if k not in drop} for row in rows]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [BELLA / "scenarios" / "happy_path.yaml", CLINIC / "scenarios" / "charge_me_now.yaml"],
+    ids=lambda p: p.stem,
+)
+async def test_the_steward_records_the_events_a_subscriber_per_relay_event_did(path: Path) -> None:
+    # Synced in the steward's own bus subscriber, the recorder emits exactly the events, in
+    # exactly the order, that a recorder synced by a subscriber of its own emits.
+    for scenario in load_scenarios(path):
+        publisher = EventPublisher(scenario.name)
+        player = await _Referenced.start(path.parents[1], scenario, events=publisher)
+        reference = player.add_reference()
+        async with player.running():
+            await play_scenario(player, scenario)
+        await player.steward.events.aclose()
+        assert _comparable(publisher.events) == _comparable(reference.events)
+        assert len(reference.events) > 10
+        names = [sub.name for sub in player.steward.relay.bus.subscriptions]
+        assert names == ["steward-trace", "reference"]  # no subscriber of the events' own
+
+

@@ -2,12 +2,11 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs at the call's boundaries (before a caller turn opens; every flush of the client
-messages, at each inference and tool call; after the steward handled the end of a response or of
-an assistant turn; the end of the call), where the session's records change, so events follow
-the call as it happens without a sync per frame; the events of one flush reach the pipecat client together, as ONE
-RTVI server message ``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and
-each metered logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+recorder syncs after each relay event, from the steward's own bus subscriber (no task and queue
+of its own), so events follow the call as it happens; the events of one flush reach the pipecat
+client together, as ONE RTVI server message ``{"type": "steward_events", "version": 1,
+"events": [{...}, ...]}``; and each metered logic_slm call of the monitor or extractor becomes a
+``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
 ``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
 """
 
@@ -52,15 +51,14 @@ class StewardEvents:
         self._ids = itertools.count(1)
         self._batch: dict[str, Any] = {}
         publisher.sinks.append(self._to_client)
-        steward.session.boundary_listeners.append(self.at_boundary)
 
     def sync(self, *_: object) -> None:
         """Emit what the session recorded since the last sync."""
-        self.meter_checks()
+        self._meter_checks()
         self.recorder.sync()
 
-    def at_boundary(self) -> None:
-        """Sync at one of the call's boundaries; a failure is logged, never raised into the call."""
+    def on_relay(self) -> None:
+        """A relay event was handled: sync what the session recorded (a failure is logged)."""
         try:
             self.sync()
         except Exception:
@@ -68,7 +66,7 @@ class StewardEvents:
 
     def end_turn(self, number: int | None = None) -> None:
         """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
-        self.meter_checks()
+        self._meter_checks()
         self.recorder.end_turn(number)
 
     async def aclose(self, status: str = "", reason: str = "") -> None:
@@ -88,7 +86,7 @@ class StewardEvents:
             outbox.append(self._batch)
         self._batch["events"].append(event.model_dump(mode="json"))
 
-    def meter_checks(self) -> None:
+    def _meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
         for part in (self.steward.monitor, self.steward.extractor):
             client = getattr(part, "client", None)

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,8 +77,8 @@ class Steward:
     ) -> None:
         self.agent = agent
         self.supervise = supervise
-        self._monitor: ProcedureMonitor | None = None
-        self._extractor: EntityExtractor | None = None
+        self.monitor: ProcedureMonitor | None = None
+        self.extractor: EntityExtractor | None = None
         self.supervision: Supervision | None = None
         options: dict[str, Any] = dict(
             state=state,
@@ -103,32 +104,6 @@ class Steward:
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
         """Load the agent folder (``agent.yaml`` + ``tools.py``) and build its steward."""
         return cls(load_agent(folder), **kwargs)
-
-    @property
-    def monitor(self) -> ProcedureMonitor | None:
-        """The procedure monitor attached (None without one)."""
-        return self._monitor
-
-    @monitor.setter
-    def monitor(self, monitor: ProcedureMonitor | None) -> None:
-        self._monitor = monitor
-        self._meter()
-
-    @property
-    def extractor(self) -> EntityExtractor | None:
-        """The entity extractor attached (None without one)."""
-        return self._extractor
-
-    @extractor.setter
-    def extractor(self, extractor: EntityExtractor | None) -> None:
-        self._extractor = extractor
-        self._meter()
-
-    def _meter(self) -> None:
-        """Meter an attached part's logic_slm calls as events from its very first one."""
-        events = getattr(self, "events", None)
-        if events is not None:
-            events.meter_checks()
 
     @property
     def observers(self) -> list[BaseObserver]:
@@ -181,9 +156,10 @@ class Steward:
         return await self.session.restore()
 
     async def _on_bus_event(self, event: SessionEvent) -> None:
+        # The recorder syncs as soon as this handling first waits (or right after it, when it
+        # never waits): where a subscriber of its own would have run, without its task and queue.
+        asyncio.get_running_loop().call_soon(self.events.on_relay)
         await self._on_event(event)
-        if isinstance(event, (AssistantTextComplete, AssistantTurnWritten)):
-            self.events.at_boundary()  # what the response's words or the turn's save recorded
 
     async def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, AssistantTurnWritten):

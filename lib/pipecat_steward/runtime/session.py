@@ -116,9 +116,6 @@ class StewardSession:
         self._handed: tuple[int, int] | None = None
         self.client_outbox: list[dict[str, Any]] = []
         """Messages for the client queued outside the engine (the conversation events)."""
-        self.boundary_listeners: list[Callable[[], None]] = []
-        """Told before a caller turn opens and before the client messages are taken (the
-        conversation event recorder syncs there)."""
         self.bot_said = ""
         """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.state = state or SessionState()
@@ -168,7 +165,6 @@ class StewardSession:
         """
         user_text = user_text.strip()
         if not speculative and self.opens_turn(user_text):
-            self._boundary()
             self.heard = user_text  # the engine reads the clear words; the record does not keep them
             self.caller_turns.taken()
             self.turns.append(TurnRecord(self.secrets.hear(user_text) if user_text else ""))
@@ -528,16 +524,11 @@ class StewardSession:
         The ``procedure_status`` messages of the checklist first, then what others queued in
         ``client_outbox`` (the conversation events).
         """
-        self._boundary()
         out, self.client_outbox = self.client_outbox, []
         if self.supervisor is None:
             return out
         status, self.supervisor.outbox = self.supervisor.outbox, []
         return [*status, *out]
-
-    def _boundary(self) -> None:
-        for listener in self.boundary_listeners:
-            listener()
 
     def checklist(self) -> dict[str, Any] | None:
         """The current ``procedure_status`` payload (None without procedures)."""
