@@ -1,5 +1,6 @@
 """Conversation events reach the RTVI client batched: one message per flush, in order; the
-recorder syncs from the steward's own bus subscriber and records what it always recorded.
+recorder syncs as the relay's bus publishes (no subscriber of its own) and records what it
+always recorded.
 
 Every event the publisher emits until the session's client messages are next taken joins ONE
 ``steward_events`` message (``{"type", "version", "events"}``); a message another producer
@@ -93,8 +94,8 @@ def _comparable(events: list[Any]) -> list[dict[str, Any]]:
     ids=lambda p: p.stem,
 )
 async def test_the_steward_records_the_events_a_subscriber_per_relay_event_did(path: Path) -> None:
-    # Synced in the steward's own bus subscriber, the recorder emits exactly the events, in
-    # exactly the order, that a recorder synced by a subscriber of its own emits.
+    # Synced as the bus publishes (no subscriber of its own), the recorder emits exactly the
+    # events, in exactly the order, that a recorder synced by a subscriber of its own emits.
     for scenario in load_scenarios(path):
         publisher = EventPublisher(scenario.name)
         player = await _Referenced.start(path.parents[1], scenario, events=publisher)

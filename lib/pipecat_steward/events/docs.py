@@ -22,7 +22,8 @@ decisions, the checklist, gate decisions, logic_slm checks, corrections, the tra
 checkpoints. One publisher per call numbers and redacts them; they are kept per session in the
 configured store (SQLite by default, a Redis stream when Redis is the store), fanned out live to
 subscribers (the studio), sent to the pipecat client as RTVI server messages, and the
-`steward simulate --json` trace is built from them (`pipecat_steward.events.trace.traces_from_events`).
+`steward simulate --json` trace is built from them
+(`pipecat_steward.events.trace.traces_from_events`).
 
 ## On the RTVI client
 

@@ -2,18 +2,21 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs after each relay event, from the steward's own bus subscriber (no task and queue
-of its own), so events follow the call as it happens; the events of one flush reach the pipecat
-client together, as ONE RTVI server message ``{"type": "steward_events", "version": 1,
-"events": [{...}, ...]}``; and each metered logic_slm call of the monitor or extractor becomes a
-``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+recorder syncs after each relay event (scheduled by the relay's bus as it publishes: no
+subscriber task and queue of its own), so events follow the call as it happens; the events of
+one flush reach the pipecat client together, as ONE RTVI server message
+``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and each metered
+logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher
+opens with ``call_started``; the host ends it with
 ``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
@@ -24,6 +27,7 @@ from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
 
 if TYPE_CHECKING:
+    from pipecat_steward.pipecat.events import EventBus, SessionEvent
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.storage.ledger import UsageSink
 
@@ -173,4 +177,23 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
+    _sync_on_publish(steward.relay.bus, events.on_relay)
     return events
+
+
+def _sync_on_publish(bus: EventBus, sync: Callable[[], None]) -> None:
+    """Have ``bus`` schedule ``sync`` on the loop for every event it publishes.
+
+    It runs exactly where a subscriber of its own would have run (its task wakes there), so the
+    recorder sees the session at the same moments, without a queue and a task per call.
+    """
+    publish = bus.publish
+
+    def publish_then_sync(event: SessionEvent) -> None:
+        publish(event)
+        try:
+            asyncio.get_running_loop().call_soon(sync)
+        except RuntimeError:
+            return  # no loop yet: the next event published in one syncs
+
+    bus.publish = publish_then_sync  # type: ignore[method-assign]

@@ -13,7 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +94,7 @@ class Steward:
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
-        self.relay.bus.subscribe(self._on_bus_event, name="steward-trace")
+        self.relay.bus.subscribe(self._on_event, name="steward-trace")
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         self.session.conflict_listeners.append(self._announce_conflict)
@@ -154,12 +153,6 @@ class Steward:
     async def start(self) -> bool:
         """Restore the conversation by identity, before any routing; True when resumed."""
         return await self.session.restore()
-
-    async def _on_bus_event(self, event: SessionEvent) -> None:
-        # The recorder syncs as soon as this handling first waits (or right after it, when it
-        # never waits): where a subscriber of its own would have run, without its task and queue.
-        asyncio.get_running_loop().call_soon(self.events.on_relay)
-        await self._on_event(event)
 
     async def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, AssistantTurnWritten):
