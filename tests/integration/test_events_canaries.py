@@ -34,7 +34,7 @@ from tests.integration.test_stale_worker import ServerMessages
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.procedures import done_name
 from pipecat_steward.events import EventHub
-from pipecat_steward.events.live import RTVI_TYPE
+from pipecat_steward.events.live import RTVI_TYPE, RTVI_VERSION
 from pipecat_steward.events.sqlite_store import SQLiteEventStore
 from pipecat_steward.pipecat.extractor import attach_extractor
 from pipecat_steward.pipecat.monitor import attach_monitor
@@ -157,7 +157,10 @@ async def test_no_canary_reaches_the_store_a_subscriber_or_rtvi(tmp_path: Path) 
     assert len(stored) == len(live)
     # The client gets the events in order with the steward's own messages, so those recorded
     # after the call's last inference (its last words, call_ended) reach only the store.
-    sent = [json.loads(m)["event"]["seq"] for m in rtvi]
+    batches = [json.loads(m) for m in rtvi]
+    assert all(b["version"] == RTVI_VERSION and b["events"] for b in batches)
+    sent = [e["seq"] for b in batches for e in b["events"]]
+    assert len(batches) < len(sent)  # the events of one flush travel together
     assert sent == [json.loads(t)["seq"] for t in stored][: len(sent)]
     assert len(sent) >= len(stored) // 2
     for channel in (stored, raw, live, rtvi):

@@ -21,11 +21,23 @@ said (and where it came from), every tool call and its outcome, slot changes, th
 decisions, the checklist, gate decisions, logic_slm checks, corrections, the transaction and
 checkpoints. One publisher per call numbers and redacts them; they are kept per session in the
 configured store (SQLite by default, a Redis stream when Redis is the store), fanned out live to
-subscribers (the studio), sent to the pipecat client as RTVI server messages
-`{{"type": "steward_event", "event": {{...}}}}` (in order, together with the steward's own client
-messages at each inference, so events recorded after a call's last inference reach only the
-store and the subscribers), and the `steward simulate --json` trace is built from them
+subscribers (the studio), sent to the pipecat client as RTVI server messages, and the
+`steward simulate --json` trace is built from them
 (`pipecat_steward.events.trace.traces_from_events`).
+
+## On the RTVI client
+
+The events reach the client with the steward's own client messages (checklist status, rich
+response parts) whenever the steward flushes them: at each inference and each tool call. All the
+events of one flush travel in ONE RTVI server message, in `seq` order:
+
+```json
+{{"type": "steward_events", "version": 1, "events": [{{"kind": "caller_transcript", "seq": 2, ...}}, ...]}}
+```
+
+`version` is the version of this envelope (it changes only if `type`, `version` or `events`
+change); each item of `events` is one event as described below. Events recorded after a call's
+last inference reach only the store and the subscribers.
 
 Sensitive values are redacted before an event exists, exactly as traces and logs redact them:
 no store, subscriber or client ever sees one.

@@ -2,18 +2,24 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs on every relay event, so events follow the call as it happens; every event is
-also sent to the pipecat client as an RTVI server message ``{"type": "steward_event",
-"event": {...}}``; and each metered logic_slm call of the monitor or extractor becomes a
-``monitor_check`` event. The publisher opens with ``call_started``; the host ends it with
+recorder syncs after each relay event (scheduled by the relay's bus as it publishes: no
+subscriber task and queue of its own), so events follow the call as it happens; the events of
+one flush reach the pipecat client together, as ONE RTVI server message
+``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and each metered
+logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher
+opens with ``call_started``; the host ends it with
 ``await steward.events.aclose()`` when the pipeline finishes (``call_ended``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from loguru import logger
 
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
@@ -21,13 +27,17 @@ from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
 
 if TYPE_CHECKING:
+    from pipecat_steward.pipecat.events import EventBus, SessionEvent
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.storage.ledger import UsageSink
 
-__all__ = ["RTVI_TYPE", "StewardEvents", "attach_events"]
+__all__ = ["RTVI_TYPE", "RTVI_VERSION", "StewardEvents", "attach_events"]
 
-RTVI_TYPE = "steward_event"
-"""The ``type`` of the RTVI server message that carries one event."""
+RTVI_TYPE = "steward_events"
+"""The ``type`` of the RTVI server message that carries the events of one flush."""
+
+RTVI_VERSION = 1
+"""The ``version`` of that message's shape (``{"type", "version", "events"}``)."""
 
 
 class StewardEvents:
@@ -43,12 +53,20 @@ class StewardEvents:
         self.publisher = publisher
         self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
         self._ids = itertools.count(1)
+        self._batch: dict[str, Any] = {}
         publisher.sinks.append(self._to_client)
 
     def sync(self, *_: object) -> None:
         """Emit what the session recorded since the last sync."""
         self._meter_checks()
         self.recorder.sync()
+
+    def on_relay(self) -> None:
+        """A relay event was handled: sync what the session recorded (a failure is logged)."""
+        try:
+            self.sync()
+        except Exception:
+            logger.exception("steward events: the recorder could not sync")
 
     def end_turn(self, number: int | None = None) -> None:
         """Sync and mark the caller turn as over (``number``: see ``SessionRecorder.end_turn``)."""
@@ -60,16 +78,17 @@ class StewardEvents:
         self.sync()
         await self.publisher.aclose(status, reason)
 
-    def on_relay(self, *_: object) -> None:
-        """A frame went through the pipeline: sync what the session recorded."""
-        self.sync()
-
     def _to_client(self, event: Event) -> None:
         # Into the session's client outbox: the steward sends it with its own client messages,
         # from inside the service's frame handling. Pushed from a task of its own, a message
         # would land between the service's response frames and disturb the client's turn.
-        message = {"type": RTVI_TYPE, "event": event.model_dump(mode="json")}
-        self.steward.session.client_outbox.append(message)
+        # Every event until the outbox is next taken joins one message: one frame per flush
+        # crosses the pipeline and its observers, not one per event.
+        outbox = self.steward.session.client_outbox
+        if not outbox or outbox[-1] is not self._batch:
+            self._batch = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
+            outbox.append(self._batch)
+        self._batch["events"].append(event.model_dump(mode="json"))
 
     def _meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""
@@ -158,5 +177,23 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
-    steward.relay.bus.subscribe(events.on_relay, name="steward-events")
+    _sync_on_publish(steward.relay.bus, events.on_relay)
     return events
+
+
+def _sync_on_publish(bus: EventBus, sync: Callable[[], None]) -> None:
+    """Have ``bus`` schedule ``sync`` on the loop for every event it publishes.
+
+    It runs exactly where a subscriber of its own would have run (its task wakes there), so the
+    recorder sees the session at the same moments, without a queue and a task per call.
+    """
+    publish = bus.publish
+
+    def publish_then_sync(event: SessionEvent) -> None:
+        publish(event)
+        try:
+            asyncio.get_running_loop().call_soon(sync)
+        except RuntimeError:
+            return  # no loop yet: the next event published in one syncs
+
+    bus.publish = publish_then_sync  # type: ignore[method-assign]
