@@ -107,6 +107,9 @@ class StewardRelay(BaseObserver):
             FunctionCallInProgressFrame: self._on_call_started,
             FunctionCallResultFrame: self._on_call_result,
         }
+        # Every frame type seen so far -> its handler, or None for the many types the relay
+        # ignores: a frame the relay has no use for costs one dict lookup.
+        self._by_type: dict[type[Frame], Callable[[FramePushed], SessionEvent | None] | None] = {}
 
     async def on_push_frame(self, data: FramePushed) -> None:
         handler = self._handler_for(data.frame)
@@ -122,12 +125,20 @@ class StewardRelay(BaseObserver):
             await self.bus.aclose()
 
     def _handler_for(self, frame: Frame) -> Callable[[FramePushed], SessionEvent | None] | None:
+        kind = type(frame)
+        try:
+            return self._by_type[kind]
+        except KeyError:
+            handler = self._by_type[kind] = self._resolve(kind)
+            return handler
+
+    def _resolve(self, kind: type[Frame]) -> Callable[[FramePushed], SessionEvent | None] | None:
         # Exact type first (the common case), then subclasses (e.g. a service's own frames).
-        handler = self._handlers.get(type(frame))
+        handler = self._handlers.get(kind)
         if handler is not None:
             return handler
         for cls, candidate in self._handlers.items():
-            if isinstance(frame, cls):
+            if issubclass(kind, cls):
                 return candidate
         return None
 
