@@ -87,3 +87,19 @@ async def test_a_relay_the_pipeline_does_not_observe_stays_off_the_frame_path():
         await pipeline.settle()
         assert not relay.inline
     assert log.events == []
+
+
+class _Broken(StewardRelay):
+    def see(self, data: Any) -> None:
+        raise RuntimeError("relay bug")
+
+
+async def test_a_failing_relay_in_place_does_not_break_the_frame_path():
+    llm = ScriptedLLM([Say("Hello there.")])
+    relay = _Broken()
+    relay.ride(llm)
+    async with TextPipeline(llm, observers=[relay]) as pipeline:
+        await pipeline.say("hi")
+        await pipeline.settle()
+        assert relay.inline
+        assert pipeline.spoken == ["Hello there."]

@@ -263,11 +263,13 @@ class _ReadInPlace(BaseObserver):
         self.on_process_frame = worker.on_process_frame  # type: ignore[method-assign]  # hot
 
     async def on_push_frame(self, data: FramePushed) -> None:
+        await self.worker.on_push_frame(data)  # marks the frame's first push
+        if not data.first_push:
+            return
         try:
             self.relay.see(data)
         except Exception:  # a relay bug must not break the frame path
             logger.exception(f"steward relay failed on {type(data.frame).__name__}")
-        await self.worker.on_push_frame(data)
 
     async def on_processor_setup(self, data: ProcessorSetUp) -> None:
         await self.worker.on_processor_setup(data)
