@@ -267,7 +267,7 @@ async def _deliver(sub: Subscription) -> None:
         event = await sub.queue.get()
         try:
             outcome = sub.fn(event)
-            if inspect.isawaitable(outcome):
+            if outcome is not None and inspect.isawaitable(outcome):  # sync ones return None
                 await outcome
         except Exception:
             sub.stats.errors += 1

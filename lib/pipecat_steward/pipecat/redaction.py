@@ -31,6 +31,7 @@ from pipecat_steward.core.redaction import (
     shaped_secrets,
     spoken_secrets,
 )
+from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = [
@@ -54,6 +55,16 @@ class SessionSecrets:
         self._heard = Redactor()
         self._cache: tuple[frozenset[str], Redactor, Redactor] = (frozenset(), Redactor(), Redactor())
         self.capture_check: Callable[[], bool] = self._flag
+        self._specs: tuple[object, tuple[VariableSpec, ...]] = ((), ())
+
+    def _sensitive(self, session: StewardSession) -> tuple[VariableSpec, ...]:
+        """The agent's sensitive variable specs, filtered once per agent (every text asks)."""
+        specs = session.agent.variables
+        known, sensitive = self._specs
+        if known is not specs:
+            sensitive = tuple(s for s in specs if s.sensitive)
+            self._specs = (specs, sensitive)
+        return sensitive
 
     def _flag(self) -> bool:
         session = self._session()
@@ -70,7 +81,7 @@ class SessionSecrets:
         session = self._session()
         if session is None:
             return self._heard
-        values = secret_values(session.agent.variables, session.state.variables)
+        values = secret_values(self._sensitive(session), session.state.variables)
         known, heard, built = self._cache
         if known == values and heard is self._heard:
             return built
@@ -105,7 +116,7 @@ class SessionSecrets:
     def _unknown(self, text: str) -> frozenset[str]:
         """Secrets in ``text`` recognised by what names them or by their shape."""
         session = self._session()
-        digits = secret_digits(session.agent.variables, session.state.variables) if session else None
+        digits = secret_digits(self._sensitive(session), session.state.variables) if session else None
         return spoken_secrets(text) | shaped_secrets(text, digits)
 
 

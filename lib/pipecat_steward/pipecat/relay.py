@@ -6,6 +6,14 @@ transcripts and text before most processors could see them). Pipecat reports a f
 every hop; the relay asks for first pushes only and also drops the second copy of a
 broadcast frame (pipecat pushes two frame objects, linked by `broadcast_sibling_id`), so
 each event is published once.
+
+Pipecat gives every observer a queue and a task of its own and hands it every frame event
+(every push and every processing, ~250 per caller turn), which costs the call as much CPU as
+a tenth of plain pipecat's, though the relay uses a few frames a turn. `StewardRelay.ride`
+lets the relay see pushes where they happen instead: once the pipeline sets up the service it
+was given, the relay leaves the worker's observer queue and reads each push on its way to the
+worker's observer (a dict lookup for the frames it ignores). Its events are the same, in the
+same order; a pipeline the relay rides no service of (speech-to-speech) keeps the queue.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
+from loguru import logger
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
@@ -26,8 +35,13 @@ from pipecat.frames.frames import (
     TranscriptionFrame,
     UserStartedSpeakingFrame,
 )
-from pipecat.observers.base_observer import BaseObserver, FramePushed
-from pipecat.processors.frame_processor import FrameDirection
+from pipecat.observers.base_observer import (
+    BaseObserver,
+    FramePushed,
+    ProcessorSetUp,
+)
+from pipecat.pipeline.worker_observer import WorkerObserver
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor, FrameProcessorSetup
 
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
@@ -107,8 +121,16 @@ class StewardRelay(BaseObserver):
             FunctionCallInProgressFrame: self._on_call_started,
             FunctionCallResultFrame: self._on_call_result,
         }
+        # Every frame type seen so far -> its handler, or None for the many types the relay
+        # ignores: a frame the relay has no use for costs one dict lookup.
+        self._by_type: dict[type[Frame], Callable[[FramePushed], SessionEvent | None] | None] = {}
+        self.inline = False  # True while the relay reads pushes in place (see `ride`)
 
     async def on_push_frame(self, data: FramePushed) -> None:
+        self.see(data)
+
+    def see(self, data: FramePushed) -> None:
+        """Publish the event ``data``'s frame means, if any (first sighting only)."""
         handler = self._handler_for(data.frame)
         if handler is None or self._recent.seen(data.frame):
             return
@@ -118,16 +140,57 @@ class StewardRelay(BaseObserver):
 
     async def cleanup(self) -> None:
         await super().cleanup()
-        if self._owns_bus:
+        if self._owns_bus and not self.inline:
             await self.bus.aclose()
 
+    def ride(self, processor: FrameProcessor) -> None:
+        """Read pushes in place once ``processor``'s pipeline sets it up (see module docstring).
+
+        Only where the relay is one of that pipeline's observers; it then closes its bus when
+        ``processor`` is cleaned up, as it would when the worker cleans up its observers.
+        """
+        setup, cleanup = processor.setup, processor.cleanup
+
+        async def setup_then_ride(config: FrameProcessorSetup) -> None:
+            await setup(config)
+            await self._go_inline(config)
+
+        async def cleanup_then_close() -> None:
+            await cleanup()
+            if self.inline:
+                self.inline = False
+                if self._owns_bus:
+                    await self.bus.aclose()
+
+        processor.setup = setup_then_ride  # type: ignore[method-assign]
+        processor.cleanup = cleanup_then_close  # type: ignore[method-assign]
+
+    async def _go_inline(self, config: FrameProcessorSetup) -> None:
+        worker = config.observer
+        if self.inline or not isinstance(worker, WorkerObserver):
+            return
+        if self not in worker._observers:  # pyright: ignore[reportPrivateUsage]
+            return  # not this pipeline's observer: nothing to take over
+        self.inline = True
+        # Every processor of the pipeline reads this one setup's observer on each push.
+        config.observer = _ReadInPlace(worker, self)
+        await worker.remove_observer(self)
+
     def _handler_for(self, frame: Frame) -> Callable[[FramePushed], SessionEvent | None] | None:
+        kind = type(frame)
+        try:
+            return self._by_type[kind]
+        except KeyError:
+            handler = self._by_type[kind] = self._resolve(kind)
+            return handler
+
+    def _resolve(self, kind: type[Frame]) -> Callable[[FramePushed], SessionEvent | None] | None:
         # Exact type first (the common case), then subclasses (e.g. a service's own frames).
-        handler = self._handlers.get(type(frame))
+        handler = self._handlers.get(kind)
         if handler is not None:
             return handler
         for cls, candidate in self._handlers.items():
-            if isinstance(frame, cls):
+            if issubclass(kind, cls):
                 return candidate
         return None
 
@@ -188,3 +251,28 @@ class StewardRelay(BaseObserver):
             error=frame.error,
             at_ns=data.timestamp,
         )
+
+
+class _ReadInPlace(BaseObserver):
+    """The worker's observer with the relay reading each push in place (see `ride`)."""
+
+    def __init__(self, worker: WorkerObserver, relay: StewardRelay) -> None:
+        super().__init__()
+        self.worker = worker
+        self.relay = relay
+        self.on_process_frame = worker.on_process_frame  # type: ignore[method-assign]  # hot
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        await self.worker.on_push_frame(data)  # marks the frame's first push
+        if not data.first_push:
+            return
+        try:
+            self.relay.see(data)
+        except Exception:  # a relay bug must not break the frame path
+            logger.exception(f"steward relay failed on {type(data.frame).__name__}")
+
+    async def on_processor_setup(self, data: ProcessorSetUp) -> None:
+        await self.worker.on_processor_setup(data)
+
+    async def on_pipeline_started(self) -> None:
+        await self.worker.on_pipeline_started()

@@ -89,6 +89,7 @@ class Steward:
     def attach(self, llm: LLMService) -> StewardHook:
         """Register the steward's tools on ``llm`` and hook the engine before its inferences."""
         self.tools.register(llm)
+        self.relay.ride(llm)  # reads pushes in place when the pipeline has it as an observer
         self.hook = StewardHook(
             self.session, self.tools, llm, self.agent.prompt, driver=self.driver
         )
