@@ -13,10 +13,8 @@ opens with ``call_started``; the host ends it with
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
@@ -27,7 +25,6 @@ from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
 
 if TYPE_CHECKING:
-    from pipecat_steward.pipecat.events import EventBus, SessionEvent
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.storage.ledger import UsageSink
 
@@ -177,23 +174,5 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
-    _sync_on_publish(steward.relay.bus, events.on_relay)
+    steward.relay.bus.after_publish(events.on_relay)
     return events
-
-
-def _sync_on_publish(bus: EventBus, sync: Callable[[], None]) -> None:
-    """Have ``bus`` schedule ``sync`` on the loop for every event it publishes.
-
-    It runs exactly where a subscriber of its own would have run (its task wakes there), so the
-    recorder sees the session at the same moments, without a queue and a task per call.
-    """
-    publish = bus.publish
-
-    def publish_then_sync(event: SessionEvent) -> None:
-        publish(event)
-        try:
-            asyncio.get_running_loop().call_soon(sync)
-        except RuntimeError:
-            return  # no loop yet: the next event published in one syncs
-
-    bus.publish = publish_then_sync  # type: ignore[method-assign]

@@ -198,6 +198,7 @@ class EventBus:
         """
         self._max_queue = max_queue
         self._subs: list[Subscription] = []
+        self._after: list[Callable[[], None]] = []
         self._closed = False
 
     @property
@@ -219,6 +220,15 @@ class EventBus:
         if sub.task is not None:
             sub.task.cancel()
 
+    def after_publish(self, callback: Callable[[], None]) -> None:
+        """Schedule `callback` on the loop after every publish, where a subscriber would wake.
+
+        For a reader that only needs to know *that* an event was published (the event
+        recorder): no queue and no task of its own, and it runs at the moment a subscriber's
+        task would have run. Outside a running loop nothing is scheduled.
+        """
+        self._after.append(callback)
+
     def publish(self, event: SessionEvent) -> None:
         """Queue `event` for every subscriber without waiting for any of them."""
         if self._closed:
@@ -230,6 +240,16 @@ class EventBus:
                 sub.stats.dropped += 1
                 continue
             self._ensure_task(sub)
+        if self._after:
+            self._schedule_after()
+
+    def _schedule_after(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop yet: the next event published in one runs them
+        for callback in self._after:
+            loop.call_soon(callback)
 
     async def drain(self, timeout: float = 2.0) -> bool:
         """Wait until every queued event was handled; False if `timeout` passed first."""
