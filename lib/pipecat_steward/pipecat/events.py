@@ -180,6 +180,8 @@ class Subscription:
     queue: asyncio.Queue[SessionEvent]
     stats: SubscriberStats = field(default_factory=SubscriberStats)
     task: asyncio.Task[None] | None = None
+    kinds: tuple[type[SessionEvent], ...] = ()
+    """The event types it receives (empty: every event)."""
 
 
 class EventBus:
@@ -206,10 +208,24 @@ class EventBus:
         """The current subscriptions, in registration order."""
         return tuple(self._subs)
 
-    def subscribe(self, fn: Subscriber, *, name: str | None = None) -> Subscription:
-        """Register `fn` to receive every event published from now on."""
+    def subscribe(
+        self,
+        fn: Subscriber,
+        *,
+        name: str | None = None,
+        kinds: tuple[type[SessionEvent], ...] = (),
+    ) -> Subscription:
+        """Register `fn` to receive the events published from now on.
+
+        Args:
+            fn: The subscriber, sync or async.
+            name: A label for logs and stats.
+            kinds: Only events of these types reach it (empty: every event); a subscriber
+                that reads two kinds of the many a turn publishes is not woken for the rest.
+        """
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
-        sub = Subscription(name=label, fn=fn, queue=asyncio.Queue(self._max_queue))
+        queue: asyncio.Queue[SessionEvent] = asyncio.Queue(self._max_queue)
+        sub = Subscription(name=label, fn=fn, queue=queue, kinds=kinds)
         self._subs.append(sub)
         return sub
 
@@ -234,6 +250,8 @@ class EventBus:
         if self._closed:
             return
         for sub in self._subs:
+            if sub.kinds and not isinstance(event, sub.kinds):
+                continue
             try:
                 sub.queue.put_nowait(event)
             except asyncio.QueueFull:

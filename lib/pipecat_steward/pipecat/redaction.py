@@ -53,9 +53,18 @@ class SessionSecrets:
     def __init__(self, session: StewardSession) -> None:
         self._session = weakref.ref(session)
         self._heard = Redactor()
-        self._cache: tuple[frozenset[str], Redactor, Redactor] = (frozenset(), Redactor(), Redactor())
+        self._cache: tuple[frozenset[str], Redactor, Redactor] = (
+            frozenset(),
+            Redactor(),
+            Redactor(),
+        )
         self.capture_check: Callable[[], bool] = self._flag
         self._specs: tuple[object, tuple[VariableSpec, ...]] = ((), ())
+        # Redaction is a function of the text and the current secrets: the same strings
+        # (directives, prompts, tool names) recur in every event, so each is redacted once
+        # while the secrets stay the same.
+        self._memo_for: tuple[Redactor | None, int | None] = (None, None)
+        self._memo: dict[str, str] = {}
 
     def _sensitive(self, session: StewardSession) -> tuple[VariableSpec, ...]:
         """The agent's sensitive variable specs, filtered once per agent (every text asks)."""
@@ -109,16 +118,28 @@ class SessionSecrets:
         Unknown: values named as a credential, and digit runs shaped like a secret (a
         Luhn-valid card number, or at least as many digits as the shortest sensitive number).
         """
-        unknown = self._unknown(text)
-        redactor = self.redactor
-        return (redactor.adding(unknown) if unknown else redactor).redact(text)
+        redactor, digits = self.redactor, self._digits()
+        if self._memo_for[0] is not redactor or self._memo_for[1] != digits:
+            self._memo_for, self._memo = (redactor, digits), {}  # the secrets changed
+        clean = self._memo.get(text)
+        if clean is None:
+            unknown = spoken_secrets(text) | shaped_secrets(text, digits)
+            clean = (redactor.adding(unknown) if unknown else redactor).redact(text)
+            if len(self._memo) < _MEMO_SIZE:
+                self._memo[text] = clean
+        return clean
+
+    def _digits(self) -> int | None:
+        session = self._session()
+        return secret_digits(self._sensitive(session), session.state.variables) if session else None
 
     def _unknown(self, text: str) -> frozenset[str]:
         """Secrets in ``text`` recognised by what names them or by their shape."""
-        session = self._session()
-        digits = secret_digits(self._sensitive(session), session.state.variables) if session else None
-        return spoken_secrets(text) | shaped_secrets(text, digits)
+        return spoken_secrets(text) | shaped_secrets(text, self._digits())
 
+
+_MEMO_SIZE = 4096
+"""Redacted strings kept per session while its secrets stay the same."""
 
 _BOOK: weakref.WeakKeyDictionary[StewardSession, SessionSecrets] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()

@@ -129,6 +129,8 @@ class StewardS2S(Steward):
 
     """
 
+    reads = (*Steward.reads, UserTranscript)  # the caller's transcripts run the engine here
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """Create the steward; arguments as for ``Steward``."""
         super().__init__(*args, **kwargs)

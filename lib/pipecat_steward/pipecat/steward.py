@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Unpack
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
 from pipecat.processors.frame_processor import FrameProcessor
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
@@ -51,6 +51,9 @@ class Steward:
     extractor: attaching another one by hand replaces the automatic one.
     """
 
+    reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
+    """The relay events ``_on_event`` handles: the bus wakes it for these only."""
+
     def __init__(
         self,
         agent: Agent,
@@ -71,7 +74,11 @@ class Steward:
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
-        self.relay.bus.subscribe(self._on_event, name="steward-trace")
+        self.relay.bus.subscribe(
+            self._on_event,
+            name="steward-trace",
+            kinds=self.reads,
+        )
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         self.session.conflict_listeners.append(self._announce_conflict)
@@ -113,7 +120,7 @@ class Steward:
     async def _announce_conflict(self, message: dict[str, Any]) -> None:
         processor = self._conflict_emitter()
         if processor is not None:
-            await processor.queue_frame(RTVIServerMessageFrame(data=message))
+            await send_client_messages(processor, [message], queue=True)
 
     def _conflict_emitter(self) -> FrameProcessor | None:
         emitter = getattr(self, "llm", None)  # the speech-to-speech service, when attached

@@ -1,4 +1,4 @@
-"""``EventBus.after_publish``: a reader told *that* an event was published, where a subscriber wakes."""
+"""``EventBus``: readers told that an event was published, and subscribers that name their kinds."""
 
 from __future__ import annotations
 
@@ -37,3 +37,31 @@ def test_nothing_is_scheduled_outside_a_loop_or_after_close() -> None:
 
     asyncio.run(closed())
     assert calls == []
+
+
+def test_a_subscriber_with_kinds_receives_only_those_in_order() -> None:
+    from pipecat_steward.pipecat.events import BotStoppedSpeaking, UserStartedSpeaking
+
+    async def scenario() -> tuple[list[object], list[object]]:
+        bus = EventBus()
+        every: list[object] = []
+        some: list[object] = []
+        bus.subscribe(every.append)
+        sub = bus.subscribe(some.append, kinds=(BotStartedSpeaking, UserStartedSpeaking))
+        published = [
+            BotStartedSpeaking(at_ns=1),
+            BotStoppedSpeaking(at_ns=2),
+            UserStartedSpeaking(at_ns=3),
+            BotStoppedSpeaking(at_ns=4),
+            BotStartedSpeaking(at_ns=5),
+        ]
+        for event in published:
+            bus.publish(event)
+        await bus.drain()
+        assert sub.stats.delivered == 3
+        await bus.aclose()
+        return every, some
+
+    every, some = asyncio.run(scenario())
+    assert [e.at_ns for e in every] == [1, 2, 3, 4, 5]  # type: ignore[attr-defined]
+    assert [e.at_ns for e in some] == [1, 3, 5]  # type: ignore[attr-defined]

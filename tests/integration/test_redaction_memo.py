@@ -1,0 +1,56 @@
+"""A session redacts each string once while its secrets stay the same, and never serves a stale answer.
+
+The memo is keyed on the current secrets: any change of a sensitive variable (a value set,
+changed or cleared) or of the digit length a secret has must give the same text a fresh
+redactor would give. Checked over random interleavings of variable changes and texts.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.integration.test_canaries import clinic_with_secrets
+
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.pipecat.redaction import SessionSecrets
+from pipecat_steward.runtime.engine import open_session
+
+VALUES = ["opaltiger", "4000 1234 5678 9010", "123456789", "Opal Tiger", ""]
+TEXTS = [
+    "my word is opaltiger",
+    "it is OPALTIGER, and 123 45 6789",
+    "card 4000-1234-5678-9010 please",
+    "nothing secret here",
+    "opal tiger",
+    "",
+]
+VARIABLES = ["portal_password", "card_number", "member_ssn"]
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory: pytest.TempPathFactory) -> Agent:
+    return load_agent(clinic_with_secrets(tmp_path_factory.mktemp("memo") / "clinic"))
+
+
+step = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(VARIABLES), st.sampled_from(VALUES)),
+    st.tuples(st.just("say"), st.sampled_from(TEXTS), st.just("")),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(step, max_size=25))
+def test_a_memoised_redaction_equals_a_fresh_one_after_any_change(
+    agent: Agent, steps: list[tuple[str, str, str]]
+) -> None:
+    session = open_session(agent)
+    secrets = session.secrets
+    for op, a, b in steps:
+        if op == "set":
+            if b:
+                session.state.variables[a] = b
+            else:
+                session.state.variables.pop(a, None)
+            continue
+        assert secrets.redact(a) == SessionSecrets(session).redact(a)
