@@ -31,7 +31,7 @@ from pipecat_steward.events.schema import (
     TransactionEvent,
     TurnEnded,
 )
-from pipecat_steward.runtime.records import RecordedCall, TurnRecord
+from pipecat_steward.runtime.records import RecordedCall, TurnRecord, trace_value
 
 if TYPE_CHECKING:
     from pipecat_steward.runtime.session import StewardSession
@@ -162,7 +162,7 @@ class SessionRecorder:
                 DebugEvent,
                 tag=entry.tag,
                 n=entry.n,
-                data={k: _flat(v) for k, v in entry.data.items()},
+                data={k: trace_value(v) for k, v in entry.data.items()},
             )
 
     def _call(self, call: RecordedCall, by: str, gates: Sequence[Mapping[str, Any]]) -> None:
@@ -327,15 +327,6 @@ def _reason(result: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _flat(value: object) -> Any:
-    """A debug value as traces keep it: scalars and lists as they are, anything else as text."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_flat(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return str(value)
 
 
 def _json(value: object) -> Any:

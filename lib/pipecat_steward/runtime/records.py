@@ -14,6 +14,7 @@ from pipecat_steward.core.slots import Action
 from pipecat_steward.core.slots.action import DebugEntry
 
 __all__ = [
+    "trace_value",
     "BotUtterance",
     "RecordedCall",
     "Inference",
@@ -73,3 +74,12 @@ class TurnRecord:
     @property
     def said(self) -> str:
         return " ".join(u.text for u in self.bot)
+
+
+def trace_value(value: object) -> Any:
+    """A debug entry's value as traces and events keep it (anything not a scalar or list: text)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [trace_value(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return str(value)

@@ -18,7 +18,7 @@ from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import Action
 from pipecat_steward.core.transactions import Transaction
 from pipecat_steward.exceptions import StewardError
-from pipecat_steward.runtime.records import TurnRecord
+from pipecat_steward.runtime.records import TurnRecord, trace_value
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
 from pipecat_steward.testing.backend import scripted_backend
@@ -328,7 +328,7 @@ def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str
         "extracted": {},
         "hints": [{"tag": h.tag, "text": h.text} for a in llm_actions for h in a.hints],
         "events": [
-            {"tag": e.tag, "n": e.n, **{k: _json(v) for k, v in e.data.items()}}
+            {"tag": e.tag, "n": e.n, **{k: trace_value(v) for k, v in e.data.items()}}
             for e in record.events
         ],
     }
@@ -394,11 +394,3 @@ def _asks(actions: Sequence[Action]) -> list[str]:
 def _task(session: StewardSession, tool: str) -> str | None:
     names = session.agent.flow.executors.get(tool, ())
     return names[0] if names else None
-
-
-def _json(value: object) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return str(value)
