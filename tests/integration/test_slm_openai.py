@@ -28,7 +28,6 @@ from pipecat_steward.slm import (
     load_builtin_table,
     load_stack,
     resolve_stage,
-    structured_completion,
 )
 from pipecat_steward.storage.ledger import MemoryLedger
 
@@ -306,11 +305,12 @@ async def test_cancellation_propagates_and_is_metered(
     assert slm_ledger.events[0].outcome == "cancelled"
 
 
-async def test_module_function_without_client(
+async def test_a_client_opened_for_one_call_completes_and_closes(
     slm_server: FakeProviderServer, slm_env: None
 ) -> None:
-    """structured_completion works with a one-shot client too."""
-    result = await structured_completion(
-        stage_for(slm_server), SCHEMA, "s", "u", timeout=5, scope="extraction"
-    )
+    """A short script opens a client for its call (no long-lived client needed)."""
+    async with SLMClient() as client:
+        result = await client.complete(
+            stage_for(slm_server), SCHEMA, "s", "u", timeout=5, scope="extraction"
+        )
     assert result.value == {"name": "Ada", "age": 36}

@@ -11,7 +11,7 @@ Provider modules (``openai_compat``, ``google``, ``vertex``, ``bedrock``) are im
 use, so an SDK you do not use need not be installed.
 """
 
-from pipecat_steward.slm.client import SLMClient, structured_completion
+from pipecat_steward.slm.client import SLMClient
 from pipecat_steward.slm.config import (
     SCOPES,
     AuxEntry,
@@ -74,7 +74,6 @@ __all__ = [
     "SLMClient",
     "SLMResult",
     "Usage",
-    "structured_completion",
     # schemas
     "gemini_schema",
     "strict_schema",

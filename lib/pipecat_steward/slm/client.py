@@ -1,6 +1,6 @@
 """The structured-output client: one call shape over every provider, metered and bounded.
 
-``structured_completion(stage, schema, system, user, *, timeout, scope)`` normalises the
+``SLMClient.complete(stage, schema, system, user, *, timeout, scope)`` normalises the
 schema for strict mode, calls the stage's provider module under a hard ``asyncio.timeout``,
 parses and validates the reply against the schema and returns an :class:`SLMResult`. Nothing
 but the :class:`~pipecat_steward.exceptions.SLMError` family leaves it. Every call, failed or
@@ -36,7 +36,7 @@ from pipecat_steward.slm.result import ProviderReply, ProviderRequest, SLMProvid
 from pipecat_steward.slm.schemas import parse_json_object, strict_schema, validate_result
 from pipecat_steward.storage.ledger import UsageSink, default_ledger
 
-__all__ = ["SLMClient", "structured_completion"]
+__all__ = ["SLMClient"]
 
 _log = logging.getLogger(__name__)
 
@@ -237,38 +237,3 @@ def _outcome_of(err: SLMError) -> UsageOutcome:
     if isinstance(err, SLMOutputError):
         return "output_error"
     return "transport_error"
-
-
-async def structured_completion(
-    stage: SLMStage,
-    schema: Mapping[str, Any],
-    system: str,
-    user: str,
-    *,
-    timeout: float | None = None,
-    scope: Scope,
-    client: SLMClient | None = None,
-) -> SLMResult:
-    """Return a schema-valid structured result from the stage's provider.
-
-    Args:
-        stage: The resolved logic_slm stage.
-        schema: A JSON schema of an object; it is normalised for strict mode.
-        system: The system prompt (e.g. from :func:`~pipecat_steward.slm.prompts.compose_system`).
-        user: The user message (the evidence).
-        timeout: Hard bound in seconds; defaults to the stage's ``timeout_s``.
-        scope: The consumer, for metering and per-scope models.
-        client: A long-lived client (connection reuse); without one a one-shot client is
-            used, metering to the default ledger.
-
-    Returns:
-        The parsed object with raw text, usage, latency and provider/model.
-
-    Raises:
-        SLMError: Only this family — resolution, timeout, transport or output.
-
-    """
-    if client is not None:
-        return await client.complete(stage, schema, system, user, timeout=timeout, scope=scope)
-    async with SLMClient() as oneshot:
-        return await oneshot.complete(stage, schema, system, user, timeout=timeout, scope=scope)

@@ -10,7 +10,8 @@ and schema. Runs on 127.0.0.1, offline.
 Example::
 
     async with ScriptedSLM(answer=lambda req: {"allow": True}, latency=0.8) as slm:
-        result = await structured_completion(slm.stage(), schema, system, user, scope="llm_judge")
+        async with SLMClient() as client:
+            result = await client.complete(slm.stage(), schema, system, user, scope="llm_judge")
 """
 
 from __future__ import annotations
