@@ -118,7 +118,7 @@ class SessionSecrets:
         Unknown: values named as a credential, and digit runs shaped like a secret (a
         Luhn-valid card number, or at least as many digits as the shortest sensitive number).
         """
-        redactor, digits = self.redactor, self._digits()
+        redactor, digits = self._current()
         if self._memo_for[0] is not redactor or self._memo_for[1] != digits:
             self._memo_for, self._memo = (redactor, digits), {}  # the secrets changed
         clean = self._memo.get(text)
@@ -129,13 +129,19 @@ class SessionSecrets:
                 self._memo[text] = clean
         return clean
 
-    def _digits(self) -> int | None:
+    def _current(self) -> tuple[Redactor, int | None]:
+        """The current redactor and the fewest digits a sensitive value has (None: no such)."""
         session = self._session()
-        return secret_digits(self._sensitive(session), session.state.variables) if session else None
+        if session is None:
+            return self._heard, None
+        specs = self._sensitive(session)
+        if not specs:  # nothing declared sensitive: only what was heard is known
+            return self._heard, None
+        return self.redactor, secret_digits(specs, session.state.variables)
 
     def _unknown(self, text: str) -> frozenset[str]:
         """Secrets in ``text`` recognised by what names them or by their shape."""
-        return spoken_secrets(text) | shaped_secrets(text, self._digits())
+        return spoken_secrets(text) | shaped_secrets(text, self._current()[1])
 
 
 _MEMO_SIZE = 4096
