@@ -56,7 +56,9 @@ class _Session:
     fired_at: dict[str, int] = field(default_factory=lambda: {})
 
 
-def _succeed(**_: Any) -> dict[str, Any]:
+async def _succeed(**_: Any) -> dict[str, Any]:
+    # A coroutine: the runtime runs a synchronous function in a thread (so a blocking backend
+    # never stalls the call), which the replay's stand-in, answering at once, does not need.
     return {"success": True}
 
 
