@@ -11,7 +11,7 @@ agent did not write gets a pass-through validator.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from pipecat_steward.core.slots import (
@@ -29,7 +29,10 @@ from pipecat_steward.runtime.arguments import ToolParams, argument_problem
 
 __all__ = ["ToolFn", "contained", "dispatch", "run_validator"]
 
-ToolFn = Callable[..., Mapping[str, Any]]
+ToolFn = Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
+"""An agent function: a setter's validator (called directly; anything but a mapping is answered
+as ``bad_result``) or a task's executor (a plain function runs in a thread, a coroutine function
+is awaited)."""
 _log = logging.getLogger(__name__)
 _CORRECT = ToolParams({"slot": {"type": "string"}, "value": {"type": "string"}}, ("slot", "value"))
 
