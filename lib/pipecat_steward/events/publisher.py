@@ -68,10 +68,8 @@ class EventPublisher:
         if self.closed:
             return None
         # Field names are the kind's own (code, never a secret); every value is redacted, keys
-        # of nested data included. The secrets cannot change within one emit, so a string
-        # repeated in the event is redacted once.
-        redact = _once(self.redact)
-        clean = {name: redact_tree(value, redact) for name, value in fields.items()}
+        # of nested data included. A session's redactor remembers the strings it has redacted.
+        clean = {name: redact_tree(value, self.redact) for name, value in fields.items()}
         stamp = {
             "session": self.session,
             "seq": self.first_seq + len(self.events),
@@ -148,15 +146,3 @@ class EventPublisher:
             except Exception:  # a store outage must not stop the call; the events stay live
                 logger.exception(f"steward events: could not store {len(batch)} event(s)")
 
-
-def _once(redact: Callable[[str], str]) -> Callable[[str], str]:
-    """``redact`` remembering its answers (for one event: the secrets stay the same meanwhile)."""
-    seen: dict[str, str] = {}
-
-    def redact_once(text: str) -> str:
-        found = seen.get(text)
-        if found is None:
-            found = seen[text] = redact(text)
-        return found
-
-    return redact_once
