@@ -189,7 +189,19 @@ def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]
 
 def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
     """A copy of JSON-like data with ``redact`` applied to every string (keys included)."""
-    if isinstance(value, str):
+    # Exact builtin types first: every event field passes through here, and an isinstance
+    # check against the ``Mapping`` ABC costs more than the redaction of a short string.
+    kind = type(value)
+    if kind is str:
+        return redact(cast(str, value))
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        items = cast(dict[object, object], value).items()
+        return {redact_tree(k, redact): redact_tree(v, redact) for k, v in items}
+    if kind is list or kind is tuple:
+        return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
+    if isinstance(value, str):  # a str subclass (a StrEnum member)
         return redact(value)
     if isinstance(value, Mapping):
         items = cast(Mapping[object, object], value).items()
@@ -197,6 +209,9 @@ def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
     return value
+
+
+_SCALARS: frozenset[type] = frozenset({int, float, bool, type(None)})
 
 
 @dataclass(frozen=True, slots=True)
