@@ -19,7 +19,8 @@ same order; a pipeline the relay rides no service of (speech-to-speech) keeps th
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from loguru import logger
 from pipecat.frames.frames import (
@@ -58,6 +59,7 @@ from pipecat_steward.pipecat.events import (
 )
 from pipecat_steward.runtime.caller_turns import CallerTurns
 
+_UNRESOLVED: Any = object()  # a frame type the relay has not looked up yet
 _RECENT_IDS = 4096  # frame ids remembered for de-duplication; far more than frames in flight
 
 
@@ -131,8 +133,12 @@ class StewardRelay(BaseObserver):
 
     def see(self, data: FramePushed) -> None:
         """Publish the event ``data``'s frame means, if any (first sighting only)."""
-        handler = self._handler_for(data.frame)
-        if handler is None or self._recent.seen(data.frame):
+        frame = data.frame
+        # Every push of the pipeline passes here: a type seen before costs one dict lookup.
+        handler = self._by_type.get(type(frame), _UNRESOLVED)
+        if handler is _UNRESOLVED:
+            handler = self._handler_for(frame)
+        if handler is None or self._recent.seen(frame):
             return
         event = handler(data)
         if event is not None:
@@ -262,14 +268,15 @@ class _ReadInPlace(BaseObserver):
         self.relay = relay
         self.on_process_frame = worker.on_process_frame  # type: ignore[method-assign]  # hot
 
-    async def on_push_frame(self, data: FramePushed) -> None:
-        await self.worker.on_push_frame(data)  # marks the frame's first push
-        if not data.first_push:
-            return
+    def on_push_frame(self, data: FramePushed) -> Coroutine[Any, Any, None]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        # Not a coroutine of its own: the processor awaits the worker's, one frame less per
+        # push. The relay's own de-duplication (frame ids and broadcast siblings) stands in
+        # for the worker's first-push mark, so a frame is read on its first push only.
         try:
             self.relay.see(data)
         except Exception:  # a relay bug must not break the frame path
             logger.exception(f"steward relay failed on {type(data.frame).__name__}")
+        return self.worker.on_push_frame(data)
 
     async def on_processor_setup(self, data: ProcessorSetUp) -> None:
         await self.worker.on_processor_setup(data)
