@@ -189,17 +189,19 @@ def _observe(llm: LLMService, shared: _Shared) -> None:
     """Watch what ``llm``'s responses do: count those that call tools, collect their text."""
     run_calls, push = llm.run_function_calls, llm.push_frame
 
-    async def run_function_calls(function_calls: Sequence[FunctionCallFromLLM]) -> None:
+    # Plain functions returning the service's own coroutines: every push of the service
+    # passes here, and the caller awaits what they return (no coroutine frame of their own).
+    def run_function_calls(function_calls: Sequence[FunctionCallFromLLM]) -> Awaitable[None]:
         if function_calls:
             shared.tool_calls += 1
-        await run_calls(function_calls)
+        return run_calls(function_calls)
 
-    async def push_frame(
+    def push_frame(
         frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
-    ) -> None:
+    ) -> Awaitable[None]:
         if isinstance(frame, LLMTextFrame):
             shared.said.append(frame.text)
-        await push(frame, direction)
+        return push(frame, direction)
 
     llm.run_function_calls = run_function_calls  # type: ignore[method-assign]
     llm.push_frame = push_frame  # type: ignore[method-assign]
@@ -220,11 +222,11 @@ def attach(llm: LLMService, hook: StewardHook) -> None:
     """Wrap ``llm``'s ``process_frame`` so ``hook`` sees every ``LLMContextFrame``."""
     original: ProcessFrame = llm.process_frame
 
-    async def process_frame(frame: Frame, direction: FrameDirection) -> None:
+    def process_frame(frame: Frame, direction: FrameDirection) -> Awaitable[None]:
+        # Returns the coroutine the service awaits (see ``_observe``).
         if isinstance(frame, LLMContextFrame):
-            await hook.on_context(frame, direction, original)
-        else:
-            await original(frame, direction)
+            return hook.on_context(frame, direction, original)
+        return original(frame, direction)
 
     llm.process_frame = process_frame  # type: ignore[method-assign]
 
