@@ -67,6 +67,7 @@ class SessionRecorder:
         self._turns = 0  # records fully or partly emitted
         self._seen: dict[str, int] = {}
         self._slots: dict[str, tuple[str, Any, Any]] = {}
+        self._slot_records: dict[str, object] = {}
         self._checklist: dict[str, Any] = {}
         self._txn: dict[str, Any] | None = None
         self._version = 0
@@ -123,6 +124,8 @@ class SessionRecorder:
 
     def _new(self, name: str, items: Sequence[Any]) -> Sequence[Any]:
         done = self._seen.get(name, 0)
+        if done == len(items):
+            return ()
         self._seen[name] = len(items)
         return items[done:]
 
@@ -180,7 +183,12 @@ class SessionRecorder:
         )
 
     def _slot_changes(self) -> None:
+        read = self._slot_records
         for name, record in self.session.state.slots.items():
+            # Records are frozen: the one read last time has nothing new (most syncs).
+            if read.get(name) is record:
+                continue
+            read[name] = record
             now = (str(record.status), record.value, record.source)
             before = self._slots.get(name)
             if now == before or (before is None and now[0] == "empty"):
