@@ -32,37 +32,38 @@ UserRow = tuple[str, str, Expression | None, tuple[str, ...]]
 
 @dataclass(frozen=True, slots=True)
 class CompiledSlot:
-    """A slot with its condition parsed and its readback format compiled."""
+    """A slot with its condition parsed and its readback format compiled.
+
+    Its sources and what they make it (a user, event or announced slot, a task's output) are
+    read once here: the engine asks on every step, and the config keeps them as a pydantic
+    private attribute, slow to reach.
+    """
 
     config: SlotConfig
     condition: Expression | None
     fmt: Formatter
+    sources: tuple[SlotSource, ...] = field(init=False)
+    """Where the value comes from, parsed when the config was loaded."""
+    task_source: str | None = field(init=False)
+    """The task whose output fills this slot, if any."""
+    is_user: bool = field(init=False)
+    is_event: bool = field(init=False)
+    is_announce: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        sources = self.config.sources
+        for name, value in (
+            ("sources", sources),
+            ("task_source", task_of(sources)),
+            ("is_user", takes(sources, UserSource)),
+            ("is_event", takes(sources, EventSource)),
+            ("is_announce", takes(sources, AnnounceSource)),
+        ):
+            object.__setattr__(self, name, value)
 
     @property
     def name(self) -> str:
         return self.config.name
-
-    @property
-    def sources(self) -> tuple[SlotSource, ...]:
-        """Where the value comes from, parsed when the config was loaded."""
-        return self.config.sources
-
-    @property
-    def task_source(self) -> str | None:
-        """The task whose output fills this slot, if any."""
-        return task_of(self.config.sources)
-
-    @property
-    def is_user(self) -> bool:
-        return takes(self.config.sources, UserSource)
-
-    @property
-    def is_event(self) -> bool:
-        return takes(self.config.sources, EventSource)
-
-    @property
-    def is_announce(self) -> bool:
-        return takes(self.config.sources, AnnounceSource)
 
     @property
     def label(self) -> str:
