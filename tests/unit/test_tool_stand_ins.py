@@ -7,6 +7,7 @@ unchecked calls that the same conversation resumed from a checkpoint refused.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,17 @@ def test_a_scripted_backend_takes_what_the_tool_takes(bot: str) -> None:
     scripted = scripted_backend(agent, {name: [{"ok": True}] for name in agent.tools})
     for name, fn in agent.tools.items():
         assert function_params(scripted.tools[name]) == function_params(fn), name
+
+
+@pytest.mark.parametrize("bot", BOTS)
+def test_executor_stand_ins_are_coroutines_and_validators_plain_functions(bot: str) -> None:
+    # The runtime awaits an executor (a plain function runs in a thread) but calls a
+    # validator directly: a coroutine there would be a bad result, not an answer.
+    agent = chaos_agent(ROOT / "bots" / bot)
+    scripted = scripted_backend(agent, {name: [{"ok": True}] for name in agent.tools})
+    for name in agent.tools:
+        is_executor = name in agent.flow.executors
+        assert inspect.iscoroutinefunction(scripted.tools[name]) == is_executor, name
 
 
 @pytest.mark.parametrize("bot", BOTS)

@@ -20,7 +20,8 @@ import asyncio
 import builtins
 import dataclasses
 import functools
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent
@@ -33,22 +34,42 @@ _TRIGGERS = ("raise", "timeout", "hang", "delay_s")
 
 
 def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]]) -> Agent:
-    """The agent with the scenario's scripted backend answers in place of its tools."""
+    """The agent with the scenario's scripted backend answers in place of its tools.
+
+    Each stand-in takes what the real tool takes. A task's executor is stood in for by a
+    coroutine function, as a non-blocking backend client is: the runtime runs a plain function
+    in a thread (so a blocking one never stalls the call), a hop a canned answer does not need.
+    A validator, which the runtime calls directly, is stood in for by a plain function.
+    """
     tools: dict[str, ToolFn] = dict(agent.tools)
+    executors = agent.flow.executors
     for name, answers in scripted.items():
-        tools[name] = _replayer(name, list(answers), agent.tools.get(name))
+        replay = _replayer(name, list(answers))
+        stand_in = _awaiting(replay) if name in executors else replay
+        like = agent.tools.get(name)
+        # The stand-in takes what the real tool takes, so its calls are checked alike.
+        tools[name] = functools.update_wrapper(stand_in, like) if like is not None else stand_in
     return dataclasses.replace(agent, tools=tools)
 
 
-def _replayer(name: str, answers: list[dict[str, Any]], like: ToolFn | None = None) -> ToolFn:
+def _replayer(name: str, answers: list[dict[str, Any]]) -> Callable[..., Any]:
     def tool(**_: Any) -> Any:
         if not answers:
             raise RuntimeError(f"scenario backend for {name!r} has no more results")
         answer = answers.pop(0) if len(answers) > 1 else dict(answers[0])
         return _behave(answer) if is_behaviour(answer) else answer
 
-    # The stand-in takes what the real tool takes, so its calls are checked alike.
-    return functools.update_wrapper(tool, like) if like is not None else tool
+    return tool
+
+
+def _awaiting(replay: Callable[..., Any]) -> Callable[..., Any]:
+    """``replay`` as a coroutine function (a behaviour's awaitable is awaited in it)."""
+
+    async def tool(**args: Any) -> Any:
+        answer = replay(**args)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    return tool
 
 
 def is_behaviour(answer: Mapping[str, Any]) -> bool:
