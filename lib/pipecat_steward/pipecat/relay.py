@@ -135,9 +135,10 @@ class StewardRelay(BaseObserver):
         """Publish the event ``data``'s frame means, if any (first sighting only)."""
         frame = data.frame
         # Every push of the pipeline passes here: a type seen before costs one dict lookup.
-        handler = self._by_type.get(type(frame), _UNRESOLVED)
+        kind = type(frame)
+        handler = self._by_type.get(kind, _UNRESOLVED)
         if handler is _UNRESOLVED:
-            handler = self._handler_for(frame)
+            handler = self._by_type[kind] = self._resolve(kind)
         if handler is None or self._recent.seen(frame):
             return
         event = handler(data)
@@ -181,14 +182,6 @@ class StewardRelay(BaseObserver):
         # Every processor of the pipeline reads this one setup's observer on each push.
         config.observer = _ReadInPlace(worker, self)
         await worker.remove_observer(self)
-
-    def _handler_for(self, frame: Frame) -> Callable[[FramePushed], SessionEvent | None] | None:
-        kind = type(frame)
-        try:
-            return self._by_type[kind]
-        except KeyError:
-            handler = self._by_type[kind] = self._resolve(kind)
-            return handler
 
     def _resolve(self, kind: type[Frame]) -> Callable[[FramePushed], SessionEvent | None] | None:
         # Exact type first (the common case), then subclasses (e.g. a service's own frames).
