@@ -34,6 +34,7 @@ from pipecat_steward.events.schema import (
 from pipecat_steward.runtime.records import RecordedCall, TurnRecord, trace_value
 
 if TYPE_CHECKING:
+    from pipecat_steward.core.state import SlotRecord
     from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["SessionRecorder", "record_session"]
@@ -66,8 +67,7 @@ class SessionRecorder:
         self.transaction = transaction
         self._turns = 0  # records fully or partly emitted
         self._seen: dict[str, int] = {}
-        self._slots: dict[str, tuple[str, Any, Any]] = {}
-        self._slot_records: dict[str, object] = {}
+        self._slots: dict[str, SlotRecord] = {}  # the record of each slot last reported
         self._checklist: dict[str, Any] = {}
         self._txn: dict[str, Any] | None = None
         self._version = 0
@@ -183,24 +183,25 @@ class SessionRecorder:
         )
 
     def _slot_changes(self) -> None:
-        read = self._slot_records
+        reported = self._slots
         for name, record in self.session.state.slots.items():
-            # Records are frozen: the one read last time has nothing new (most syncs).
-            if read.get(name) is record:
+            before = reported.get(name)
+            if before is record:  # records are frozen: nothing new (most syncs)
                 continue
-            read[name] = record
-            now = (str(record.status), record.value, record.source)
-            before = self._slots.get(name)
-            if now == before or (before is None and now[0] == "empty"):
+            now = _slot_view(record)
+            was = None if before is None else _slot_view(before)
+            if was is None and now[0] == "empty":
                 continue
-            self._slots[name] = now
+            reported[name] = record
+            if now == was:
+                continue
             self.publisher.emit(
                 SlotChange,
                 slot=name,
                 status=now[0],
                 value=_json(now[1]),
                 source=None if now[2] is None else str(now[2]),
-                previous_status=before[0] if before else None,
+                previous_status=was[0] if was else None,
             )
 
     def _checklists(self) -> None:
@@ -335,6 +336,11 @@ def _reason(result: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _slot_view(record: SlotRecord) -> tuple[str, Any, Any]:
+    """What a slot change reports: status, value and source."""
+    return str(record.status), record.value, record.source
 
 
 def _json(value: object) -> Any:
