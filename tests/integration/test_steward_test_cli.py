@@ -182,12 +182,13 @@ def test_scripted_backend_failures_become_error_codes() -> None:
             "cancel_order": [{"raise": "NotAnError"}],
         },
     )
+    # The runtime awaits a transaction's check and executor: their stand-ins are coroutines.
     with pytest.raises(ConnectionError, match="down"):
-        agent.tools["check_cancellable"](order_id="x")
+        asyncio.run(agent.tools["check_cancellable"](order_id="x"))
     with pytest.raises(TimeoutError):
-        agent.tools["check_cancellable"](order_id="x")
+        asyncio.run(agent.tools["check_cancellable"](order_id="x"))
     with pytest.raises(RuntimeError, match="NotAnError"):
-        agent.tools["cancel_order"](order_id="x", idempotency_key="k")
+        asyncio.run(agent.tools["cancel_order"](order_id="x", idempotency_key="k"))
 
 
 def test_simulate_json_into_a_closed_pipe_exits_cleanly() -> None:

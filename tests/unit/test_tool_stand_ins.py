@@ -33,14 +33,44 @@ def test_a_scripted_backend_takes_what_the_tool_takes(bot: str) -> None:
 
 
 @pytest.mark.parametrize("bot", BOTS)
-def test_executor_stand_ins_are_coroutines_and_validators_plain_functions(bot: str) -> None:
-    # The runtime awaits an executor (a plain function runs in a thread) but calls a
-    # validator directly: a coroutine there would be a bad result, not an answer.
+def test_only_a_validator_s_stand_in_is_a_plain_function(bot: str) -> None:
+    # The runtime calls a setter's validator directly (a coroutine there would be a bad
+    # result) and awaits every other tool, running a plain function in a thread: a canned
+    # answer needs no thread hop.
     agent = chaos_agent(ROOT / "bots" / bot)
     scripted = scripted_backend(agent, {name: [{"ok": True}] for name in agent.tools})
     for name in agent.tools:
-        is_executor = name in agent.flow.executors
-        assert inspect.iscoroutinefunction(scripted.tools[name]) == is_executor, name
+        is_validator = name in agent.validators
+        assert inspect.iscoroutinefunction(scripted.tools[name]) != is_validator, name
+
+
+@pytest.mark.parametrize(
+    ("bot", "awaited", "validators"),
+    [
+        (
+            "bella_notte",
+            {"find_available_times", "book_reservation", "end_session"},
+            {"set_reservation_basics", "set_contact_phone"},
+        ),
+        ("lead_capture", {"hand_over"}, {"set_email", "set_budget_band"}),
+        (
+            "order_desk",
+            {"check_cancellable", "cancel_order", "track_order"},
+            {"set_order_id", "set_amount"},
+        ),
+        ("clinic", {"find_patient", "collect_payment"}, set()),
+    ],
+)
+def test_validators_are_the_setters_of_either_engine(
+    bot: str, awaited: set[str], validators: set[str]
+) -> None:
+    # A transaction's checks and executors are awaited like a flow's executors: their
+    # stand-ins must not be plain functions the runtime sends to a thread.
+    agent = chaos_agent(ROOT / "bots" / bot)
+    assert validators <= agent.validators
+    assert not awaited & agent.validators
+    scripted = scripted_backend(agent, {name: [{"ok": True}] for name in awaited})
+    assert all(inspect.iscoroutinefunction(scripted.tools[name]) for name in awaited)
 
 
 @pytest.mark.parametrize("bot", BOTS)

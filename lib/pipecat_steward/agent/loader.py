@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -85,6 +86,20 @@ class Agent:
         flow). ``pipecat_steward.runtime.engine.open_session`` builds the session from it.
         """
         return "transactions" if "intents" in self.raw else "slots"
+
+    @cached_property
+    def validators(self) -> frozenset[str]:
+        """The functions the runtime calls directly: the setters' validators.
+
+        A setter's validator runs inside the engine's step and must return its result (a
+        mapping). Every other function of ``tools.py`` (executors, the model's tools, exit
+        calls) is awaited: a coroutine function on the loop, a plain function in a thread.
+        On the transactions engine the setters are the ``set_*`` functions; on the slot flow,
+        the flow's setters.
+        """
+        if self.engine == "transactions":
+            return frozenset(name for name in self.tools if name.startswith("set_"))
+        return frozenset(name for name in self.flow.setters if name in self.tools)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ agent did not write gets a pass-through validator.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
@@ -27,7 +29,7 @@ from pipecat_steward.core.slots.visibility import visible_tools
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.arguments import ToolParams, argument_problem
 
-__all__ = ["ToolFn", "contained", "dispatch", "run_validator"]
+__all__ = ["ToolFn", "awaited_call", "contained", "dispatch", "run_validator"]
 
 ToolFn = Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
 """An agent function: a setter's validator (called directly; anything but a mapping is answered
@@ -35,6 +37,15 @@ as ``bad_result``) or a task's executor (a plain function runs in a thread, a co
 is awaited)."""
 _log = logging.getLogger(__name__)
 _CORRECT = ToolParams({"slot": {"type": "string"}, "value": {"type": "string"}}, ("slot", "value"))
+
+
+def awaited_call(fn: ToolFn, args: Mapping[str, Any]) -> Awaitable[Any]:
+    """A call of an agent function the runtime awaits (anything but a setter's validator).
+
+    A coroutine function runs on the loop; a plain function runs in a thread, so a blocking
+    backend never stalls the call's audio.
+    """
+    return fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)  # pyright: ignore[reportReturnType]
 
 
 def run_validator(

@@ -45,7 +45,7 @@ from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.deadlines import deadline
-from pipecat_steward.runtime.dispatch import dispatch
+from pipecat_steward.runtime.dispatch import awaited_call, dispatch
 from pipecat_steward.runtime.handover import (
     Handover,
     HandoverCallback,
@@ -362,10 +362,7 @@ class StewardSession:
         if timeout is None:
             timeout = deadline(self.agent, name, override=self.task_timeout_s)
         try:
-            running = (
-                fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
-            )
-            result = await asyncio.wait_for(_awaited(running), timeout)
+            result = await asyncio.wait_for(_awaited(awaited_call(fn, args)), timeout)
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(_awaited(result), timeout)
         except TimeoutError:

@@ -221,9 +221,8 @@ class TransactionSession(StewardSession):
 
     def _collect(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Take the call; a parameter setter's validator runs first and may change the value."""
-        validator = self.agent.tools.get(name)
-        if validator is not None and name.startswith("set_"):
-            result = self._validate(name, validator, args)
+        if name in self.agent.validators:
+            result = self._validate(name, self.agent.tools[name], args)
             if result.get("error"):
                 return RecordedCall(name, dict(args), "error", result)
             args = {next(iter(args), "value"): result.get("value", next(iter(args.values()), None))}

@@ -36,16 +36,16 @@ _TRIGGERS = ("raise", "timeout", "hang", "delay_s")
 def scripted_backend(agent: Agent, scripted: Mapping[str, list[dict[str, Any]]]) -> Agent:
     """The agent with the scenario's scripted backend answers in place of its tools.
 
-    Each stand-in takes what the real tool takes. A task's executor is stood in for by a
-    coroutine function, as a non-blocking backend client is: the runtime runs a plain function
-    in a thread (so a blocking one never stalls the call), a hop a canned answer does not need.
-    A validator, which the runtime calls directly, is stood in for by a plain function.
+    Each stand-in takes what the real tool takes. A setter's validator, which the runtime
+    calls directly, is stood in for by a plain function; every other tool (an executor, a
+    transaction's check, the model's tool) by a coroutine function, as a non-blocking backend
+    client is: the runtime runs a plain function in a thread (so a blocking one never stalls
+    the call), a hop a canned answer does not need.
     """
     tools: dict[str, ToolFn] = dict(agent.tools)
-    executors = agent.flow.executors
     for name, answers in scripted.items():
         replay = _replayer(name, list(answers))
-        stand_in = _awaiting(replay) if name in executors else replay
+        stand_in = replay if name in agent.validators else _awaiting(replay)
         like = agent.tools.get(name)
         # The stand-in takes what the real tool takes, so its calls are checked alike.
         tools[name] = functools.update_wrapper(stand_in, like) if like is not None else stand_in
