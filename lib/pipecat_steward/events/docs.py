@@ -28,8 +28,12 @@ subscribers (the studio), sent to the pipecat client as RTVI server messages, an
 ## On the RTVI client
 
 The events reach the client with the steward's own client messages (checklist status, rich
-response parts) whenever the steward flushes them: at each inference and each tool call. All the
-events of one flush travel in ONE RTVI server message, in `seq` order:
+response parts) when the steward flushes them: at the end of each inference, and when the engine
+speaks in place of the model. While the model's tool calls chain into another inference of the
+same turn, the events wait for that inference's flush (checklist status does not wait), so a
+turn's events cross the pipeline in one message rather than one per hop; a call that is ending
+sends them at once. All the events of one flush travel in ONE RTVI server message, in `seq`
+order:
 
 ```json
 {{"type": "steward_events", "version": 1, "events": [{{"kind": "caller_transcript", "seq": 2, ...}}, ...]}}

@@ -129,7 +129,11 @@ class StewardHook:
         if outcome.llm:
             acted, said = await self._run_llm(outcome.action, frame, direction, run)
         done = await self.driver.complete(
-            outcome, acted=acted, said=said, record_when_heard=True
+            outcome,
+            acted=acted,
+            said=said,
+            record_when_heard=True,
+            chained=acted and self._sees_calls,
         )
         await self.send(done.messages)
         if done.say:

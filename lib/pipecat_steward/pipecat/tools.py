@@ -67,11 +67,15 @@ class StewardTools:
             llm.register_function(name, self._handle)
 
     async def _handle(self, params: FunctionCallParams) -> None:
-        """Every tool call enters through ``StewardSession.handle_tool``; checklist status follows."""
+        """Every tool call enters through ``StewardSession.handle_tool``; checklist status follows.
+
+        The conversation events wait: the result brings an inference of its own, whose
+        completion sends them.
+        """
         call = await self.session.handle_tool(
             params.function_name, dict(params.arguments), params.tool_call_id
         )
-        await send_client_messages(params.llm, self.session.take_status())
+        await send_client_messages(params.llm, self.session.take_status(events=False))
         await params.result_callback(dict(call.result))
 
 

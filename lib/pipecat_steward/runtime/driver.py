@@ -117,12 +117,14 @@ class Driver:
             user_text = ""
             if speculative or not (action.preempt or action.calls):
                 return self._outcome(action, spoken, messages, llm=True, speculative=speculative)
-            messages += client_messages(self.session, action)
+            messages += client_messages(self.session, action, events=False)
             carried = asyncio.ensure_future(self._carry_out(action, spoken))
             self.inflight.add(carried)
             carried.add_done_callback(self.inflight.discard)
             if not await asyncio.shield(carried):
                 break
+        # No inference follows the engine's words: the events so far leave with its messages.
+        messages += self.session.take_status()
         return self._outcome(action, spoken, messages, llm=False)  # pyright: ignore[reportPossiblyUnboundVariable]
 
     async def complete(
@@ -132,6 +134,7 @@ class Driver:
         acted: bool = False,
         said: str = "",
         record_when_heard: bool = False,
+        chained: bool = False,
     ) -> Completion:
         """After the LLM's response: deliver, hand over, end; ask the question a stall left open.
 
@@ -143,15 +146,21 @@ class Driver:
             said: What the LLM said in its response (no question is asked twice).
             record_when_heard: The LLM's words are recorded when the host hears them (a relay
                 reports them later): the question is recorded then too (``heard``), after them.
+            chained: The host saw the LLM call a tool, so another inference of this turn
+                follows: the events recorded so far wait for its messages (one flush of events
+                per turn, not one per hop), unless the call is ending.
         """
         if outcome.speculative:
             return Completion()
-        messages = client_messages(self.session, outcome.action) if outcome.llm else []
-        follow_up = "" if acted else self.follow_up(outcome, said, record=not record_when_heard)
         session = self.session
+        events = not chained or session.ending
+        messages = client_messages(session, outcome.action, events=events) if outcome.llm else []
+        follow_up = "" if acted else self.follow_up(outcome, said, record=not record_when_heard)
         await session.run_exits()
         end = session.ending and not session.ended
         session.ended = session.ended or end
+        if end:  # nothing follows: what the exits queued and any held events leave now
+            messages += session.take_status()
         return Completion(tuple(messages), follow_up, end)
 
     async def settle(self) -> None:
@@ -225,9 +234,14 @@ class Driver:
         return any(c.kind != "then" for c in action.calls)
 
 
-def client_messages(session: StewardSession, action: Action) -> list[dict[str, Any]]:
-    """Checklist status messages, then the action's rich response parts, each taken once."""
-    messages = list(session.take_status())
+def client_messages(
+    session: StewardSession, action: Action, *, events: bool = True
+) -> list[dict[str, Any]]:
+    """Checklist status messages, then the action's rich response parts, each taken once.
+
+    ``events=False`` leaves the queued conversation events for a later flush.
+    """
+    messages = list(session.take_status(events=events))
     parts = session.take_payloads(action)
     if parts:
         messages.append({"type": "steward_response", "parts": parts})

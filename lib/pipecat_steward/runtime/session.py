@@ -537,13 +537,15 @@ class StewardSession:
         self._set_variables({**self.state.variables, **written})
         self._sync()
 
-    def take_status(self) -> list[dict[str, Any]]:
+    def take_status(self, *, events: bool = True) -> list[dict[str, Any]]:
         """Queued messages for the client, each delivered once.
 
         The ``procedure_status`` messages of the checklist first, then what others queued in
-        ``client_outbox`` (the conversation events).
+        ``client_outbox`` (the conversation events); ``events=False`` leaves the outbox queued.
         """
-        out, self.client_outbox = self.client_outbox, []
+        out: list[dict[str, Any]] = []
+        if events:
+            out, self.client_outbox = self.client_outbox, []
         if self.supervisor is None:
             return out
         status, self.supervisor.outbox = self.supervisor.outbox, []
