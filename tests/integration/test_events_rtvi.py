@@ -13,25 +13,20 @@ from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's impo
 
 # isort: split
 
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.integration.test_stale_worker import ServerMessages
 
-from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.events import EventPublisher
 from pipecat_steward.events.live import RTVI_TYPE, RTVI_VERSION
 from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import BotUtteranceEvent, CallerTranscript
 from pipecat_steward.pipecat.steward import Steward
-from pipecat_steward.testing.backend import scripted_backend
-from pipecat_steward.testing.pipeline import TextPipeline
 from pipecat_steward.testing.player import play_scenario
-from pipecat_steward.testing.scenario import TurnClock, before_turn, load_scenario, load_scenarios
-from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-from pipecat_steward.testing.simulate import PipelinePlayer, ScriptedModel, scenario_step
+from pipecat_steward.testing.scenario import load_scenario, load_scenarios
+from pipecat_steward.testing.simulate import PipelinePlayer
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 BELLA, CLINIC = BOTS / "bella_notte", BOTS / "clinic"
@@ -130,29 +125,15 @@ async def test_a_turn_s_events_leave_in_one_message_and_none_is_lost(
 ) -> None:
     # While the model's tool calls chain into another inference, the events wait for it: a
     # message per hop crossed the whole pipeline for nothing. None is lost or repeated.
-    agent = load_agent(BOTS / bot)
     scenario = load_scenario(BOTS / bot / "scenarios" / scenario_file)
-    steward = Steward(
-        scripted_backend(agent, scenario.backend),
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-        clock=TurnClock(),
-    )
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
-    steward.attach(llm)
+    player = await PipelinePlayer.start(BOTS / bot, scenario)
     messages = ServerMessages()
-    async with TextPipeline(llm, observers=[*steward.observers, messages]) as pipeline:
-        for turn in scenario.turns:
-            before_turn(steward.session, turn)
-            model.queue = [scenario_step(i) for i in turn.llm]
-            await pipeline.say(turn.user)
-            await pipeline.settle()
+    async with player.running([messages]):
+        await play_scenario(player, scenario)
     batches = _steward_messages(messages.data)
     sent = [seq for batch in batches for seq in batch]
-    assert sent == [e.seq for e in steward.events.publisher.events][: len(sent)]
-    assert len(sent) >= len(steward.events.publisher.events) // 2
+    emitted = [e.seq for e in player.steward.events.publisher.events]
+    assert sent == emitted[: len(sent)]
+    assert len(sent) >= len(emitted) // 2
     assert any(s for t in scenario.turns for s in t.llm)  # the model does call tools
     assert 0 < len(batches) <= len(scenario.turns)
