@@ -201,6 +201,10 @@ class EventBus:
         self._max_queue = max_queue
         self._subs: list[Subscription] = []
         self._after: list[Callable[[], None]] = []
+        # The loop a run of the after-publish callbacks is queued on (a closed loop's run
+        # never comes: a publish on another loop queues its own).
+        self._after_queued: asyncio.AbstractEventLoop | None = None
+        self._after_late = False  # published since it was queued: it moves behind the wakes
         self._closed = False
 
     @property
@@ -237,11 +241,12 @@ class EventBus:
             sub.task.cancel()
 
     def after_publish(self, callback: Callable[[], None]) -> None:
-        """Schedule `callback` on the loop after every publish, where a subscriber would wake.
+        """Run `callback` on the loop after publishes, behind the subscribers they woke.
 
-        For a reader that only needs to know *that* an event was published (the event
-        recorder): no queue and no task of its own, and it runs at the moment a subscriber's
-        task would have run. Outside a running loop nothing is scheduled.
+        For a reader that only needs to know *that* events were published (the event
+        recorder): no queue and no task of its own. Publishes that come before it runs share
+        one run, which waits behind every subscriber task they woke; a publish after that
+        schedules the next. Outside a running loop nothing is scheduled.
         """
         self._after.append(callback)
 
@@ -266,8 +271,24 @@ class EventBus:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop yet: the next event published in one runs them
-        for callback in self._after:
-            loop.call_soon(callback)
+        if self._after_queued is loop:
+            # A subscriber this publish woke is queued behind the run: the run moves back.
+            self._after_late = True
+            return
+        self._after_queued, self._after_late = loop, False
+        loop.call_soon(self._run_after, loop)
+
+    def _run_after(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._after_late:
+            self._after_late = False
+            loop.call_soon(self._run_after, loop)
+            return
+        self._after_queued = None
+        for callback in list(self._after):
+            try:
+                callback()
+            except Exception:
+                logger.exception(f"steward event bus: after-publish callback {callback!r} failed")
 
     async def drain(self, timeout: float = 2.0) -> bool:
         """Wait until every queued event was handled; False if `timeout` passed first."""
