@@ -2,8 +2,9 @@
 
 :func:`attach_events` gives a :class:`~pipecat_steward.pipecat.steward.Steward` one
 :class:`EventPublisher` (the host's, e.g. from ``EventHub.open``, or its own in-memory one). The
-recorder syncs after each relay event (scheduled by the relay's bus as it publishes: no
-subscriber task and queue of its own), so events follow the call as it happens; the events of
+recorder syncs after relay events (scheduled by the relay's bus as it publishes, one sync for
+the publishes that come before it runs: no subscriber task and queue of its own), so events
+follow the call as it happens; the events of
 one flush reach the pipecat client together, as ONE RTVI server message
 ``{"type": "steward_events", "version": 1, "events": [{...}, ...]}``; and each metered
 logic_slm call of the monitor or extractor becomes a ``monitor_check`` event. The publisher
