@@ -7,7 +7,12 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.pipecat.events import BotStartedSpeaking, EventBus, UserStartedSpeaking
+from pipecat_steward.pipecat.events import (
+    BotStartedSpeaking,
+    EventBus,
+    SessionEvent,
+    UserStartedSpeaking,
+)
 
 
 def test_a_callback_runs_once_per_burst_after_the_publisher_yields() -> None:
@@ -40,11 +45,11 @@ def test_after_every_burst_a_callback_runs_behind_the_subscribers_it_woke(
     async def scenario() -> list[str]:
         bus, log = EventBus(), []
 
-        def publish(event: object) -> None:
+        def publish(event: SessionEvent) -> None:
             log.append("pub")
-            bus.publish(event)  # type: ignore[arg-type]
+            bus.publish(event)
 
-        def every(event: object) -> None:
+        def every(event: SessionEvent) -> None:
             log.append("every")
             if isinstance(event, BotStartedSpeaking) and event.at_ns == 1:
                 publish(UserStartedSpeaking(at_ns=2))  # a subscriber publishes in turn
