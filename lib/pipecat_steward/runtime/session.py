@@ -40,6 +40,7 @@ from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
+from pipecat_steward.runtime.anticipation import StepAnticipation
 from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
@@ -123,6 +124,8 @@ class StewardSession:
         self.event_data = dict(event_data or {})
         event_values(agent.flow, self.event_data)  # a value of the wrong type fails here, named
         self.channel = channel
+        self.anticipation = StepAnticipation()
+        """The step anticipated for the next caller turn's words (``anticipate``)."""
         self.turns: list[TurnRecord] = []
         self.last_action: Action | None = None
         self.gate_timeout_s = gate_timeout_s
@@ -168,7 +171,17 @@ class StewardSession:
             self.open_turn(user_text)
         if self.conflict is not None:
             return self.held(speculative=speculative)
-        result = step(
+        anticipated = None
+        if not speculative and user_text and user_text == self.heard:
+            anticipated = self.anticipation.take(
+                self.state,
+                user_text,
+                first_turn=first_turn,
+                chooser=self.rng,
+                event_data=self.event_data,
+                channel=self.channel,
+            )
+        result = anticipated or step(
             self.agent.flow,
             self.state,
             user_text,
@@ -190,6 +203,23 @@ class StewardSession:
             self.turn.actions.append(action)
             self.turn.events.extend(action.events)
         return action
+
+    def anticipate(self, user_text: str, *, first_turn: bool) -> None:
+        """Run the step a caller turn opening with these words will need, ahead of its inference.
+
+        ``decide`` uses it when nothing it reads has changed by then (see ``StepAnticipation``);
+        the session itself is not changed.
+        """
+        if self.conflict is None:
+            self.anticipation.make(
+                self.agent,
+                self.state,
+                user_text,
+                first_turn=first_turn,
+                chooser=self.rng,
+                event_data=self.event_data,
+                channel=self.channel,
+            )
 
     def open_turn(self, user_text: str) -> None:
         """Start a caller turn on either engine: the same identity, the same redacted record.

@@ -1,0 +1,169 @@
+"""Anticipated engine steps: the step for a caller's words, run while the caller's turn ends.
+
+A final transcript usually reaches the pipeline before the turn ends (the turn strategy waits
+to hear whether the caller goes on), and the inference that follows needs the engine's step
+for those words. ``StepAnticipation`` runs that step when the words are heard, so the wait
+hides it. The step is a pure function of its inputs, so an anticipated result is used only
+when every input is unchanged at the inference: the same words, first-turn flag, channel,
+state, event data and, when the step chose at random, the chooser's state. Any difference is a miss and the step runs as it always
+does; an anticipation never changes the session.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pipecat_steward.agent.loader import Agent
+from pipecat_steward.core.slots import Chooser, EngineStep, step
+from pipecat_steward.core.state import SessionState
+
+__all__ = ["AnticipationStats", "StepAnticipation", "StepInputs"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class StepInputs:
+    """Everything a caller turn's first step reads, as it was when the step ran.
+
+    Attributes:
+        words: The caller's words (stripped), also the step's ``caller_words``.
+        first_turn: No assistant reply existed yet.
+        channel: The delivery channel.
+        state: A copy of the session state. The state is a value: the runtime replaces it or
+            assigns its fields, and a copy's containers are its own, so any such change since
+            makes the two unequal.
+        event_data: A deep copy of the session's event data.
+    """
+
+    words: str
+    first_turn: bool
+    channel: str | None
+    state: SessionState
+    event_data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class AnticipationStats:
+    """How anticipations fared.
+
+    Attributes:
+        made: Steps anticipated.
+        hits: Inferences that used an anticipated step.
+        misses: Inferences that found one whose inputs had changed (the step ran again).
+    """
+
+    made: int = 0
+    hits: int = 0
+    misses: int = 0
+
+
+class _CannotCopy(Exception):
+    """The step chose at random and the session's chooser cannot be copied."""
+
+
+class _ChooserCopy:
+    """The chooser an anticipated step gets: a copy of the session's, made on first use.
+
+    Most steps choose nothing, and then the session's chooser is neither read nor compared.
+    """
+
+    def __init__(self, chooser: Chooser) -> None:
+        self.chooser = chooser
+        self.before: tuple[Any, ...] | None = None  # the session's chooser state when copied
+        self._twin = random.Random()
+
+    def choice(self, seq: list[T], /) -> T:
+        if self.before is None:
+            if type(self.chooser) is not random.Random:  # a SystemRandom has no state
+                raise _CannotCopy
+            self.before = self.chooser.getstate()
+            self._twin.setstate(self.before)
+        return self._twin.choice(seq)
+
+    def catch_up(self, chooser: Chooser) -> bool:
+        """Move ``chooser`` on as the copy moved, if it is where the copy started from."""
+        if self.before is None:
+            return True
+        if type(chooser) is not random.Random or chooser.getstate() != self.before:
+            return False
+        chooser.setstate(self._twin.getstate())
+        return True
+
+
+class StepAnticipation:
+    """At most one anticipated step of one session (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.stats = AnticipationStats()
+        self._held: tuple[StepInputs, EngineStep, _ChooserCopy] | None = None
+
+    def make(
+        self,
+        agent: Agent,
+        state: SessionState,
+        words: str,
+        *,
+        first_turn: bool,
+        chooser: Chooser,
+        event_data: Mapping[str, Any],
+        channel: str | None,
+    ) -> None:
+        """Run the step for ``words`` and keep it with its inputs (it replaces any held one)."""
+        self._held = None
+        words = words.strip()
+        if not words:
+            return
+        data = copy.deepcopy(dict(event_data))
+        inputs = StepInputs(words, first_turn, channel, state.copy(), data)
+        copied = _ChooserCopy(chooser)
+        try:
+            result = step(
+                agent.flow,
+                state,
+                words,
+                rng=copied,
+                event_data=event_data,
+                channel=channel,
+                first_turn=first_turn,
+                caller_words=words,
+            )
+        except _CannotCopy:
+            return
+        self._held = (inputs, result, copied)
+        self.stats.made += 1
+
+    def take(
+        self,
+        state: SessionState,
+        words: str,
+        *,
+        first_turn: bool,
+        chooser: Chooser,
+        event_data: Mapping[str, Any],
+        channel: str | None,
+    ) -> EngineStep | None:
+        """The anticipated step when its inputs are these, else None; either way it is used up.
+
+        On a hit a chooser the step chose from is moved on as the step moved its copy.
+        """
+        held, self._held = self._held, None
+        if held is None:
+            return None
+        inputs, result, copied = held
+        same = (
+            inputs.words == words
+            and inputs.first_turn == first_turn
+            and inputs.channel == channel
+            and inputs.event_data == event_data
+            and inputs.state == state
+        )
+        if not (same and copied.catch_up(chooser)):
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        return result

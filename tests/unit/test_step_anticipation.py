@@ -1,0 +1,175 @@
+"""An anticipated engine step never changes a decision.
+
+A session that anticipates the step for a caller's words (``StewardSession.anticipate``) must
+decide exactly as one that does not: the same actions, states and chooser state, turn after
+turn, whether the anticipation was for the words that came, for other words, or went stale
+because a tool call changed the state in between. Anticipating changes nothing by itself.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.runtime.engine import open_session
+from pipecat_steward.runtime.session import StewardSession
+
+BOTS = Path(__file__).resolve().parents[2] / "bots"
+WORDS = [
+    "yes",
+    "yeah that's right",
+    "no, actually make it 6",
+    "I'd rather not say",
+    "what times do you have?",
+    "4 people on July 17th",
+    "seven thirty please",
+    "my name is Maria Rossi",
+    "maria@example.com",
+    "about 50 people, we use spreadsheets",
+    "not sure yet",
+    "hmm",
+]
+VALUES: list[Any] = [4, "4", "2026-07-17", "19:30", "Maria", "maria@example.com", "50", "soon", ""]
+AGENTS: dict[str, Agent] = {}
+
+
+def agent(bot: str) -> Agent:
+    if bot not in AGENTS:
+        AGENTS[bot] = load_agent(BOTS / bot)
+    return AGENTS[bot]
+
+
+Move = tuple[str, int, int]  # (kind, words or tool index, value index)
+moves = st.lists(
+    st.tuples(
+        st.sampled_from(["plain", "same", "other", "stale", "tool"]),
+        st.integers(0, 50),
+        st.integers(0, 50),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def tool_call(session: StewardSession, pick: int, value: int) -> None:
+    """The model calls one of the tools visible now (a refused call when none is)."""
+    setters = session.agent.flow.setters
+    visible = sorted(
+        t
+        for t in (session.last_action.visible_tools if session.last_action else ())
+        if t in setters
+    )
+    name = visible[pick % len(visible)] if visible else sorted(setters)[pick % len(setters)]
+    args = {
+        param or slot: VALUES[(value + i) % len(VALUES)]
+        for i, (param, slot) in enumerate(setters[name])
+    }
+    session.tool_call(name, args)
+
+
+def snapshot(session: StewardSession) -> tuple[Any, ...]:
+    assert isinstance(session.rng, random.Random)
+    return (session.state, session.last_action, session.rng.getstate(), session.heard)
+
+
+def play(session: StewardSession, script: list[Move], anticipating: bool) -> list[tuple[Any, ...]]:
+    seen = [snapshot(session)]
+    for kind, a, b in script:
+        if kind == "tool":
+            tool_call(session, a, b)
+            seen.append(snapshot(session))
+            continue
+        words = WORDS[a % len(WORDS)]
+        if anticipating and kind in ("same", "stale"):
+            session.anticipate(words, first_turn=False)
+        if anticipating and kind == "other":
+            session.anticipate(WORDS[(a + 1) % len(WORDS)], first_turn=False)
+        if kind == "stale":
+            tool_call(session, a, b)
+        session.decide(words)
+        seen.append(snapshot(session))
+    return seen
+
+
+@pytest.mark.parametrize("bot", ["bella_notte", "lead_capture"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=moves, seed=st.integers(0, 3))
+def test_an_anticipating_session_decides_as_one_that_does_not(
+    bot: str, script: list[Move], seed: int
+) -> None:
+    sessions = [open_session(agent(bot), rng=random.Random(seed)) for _ in range(2)]
+    for session in sessions:
+        session.decide("", first_turn=True)
+    plain, anticipating = (play(s, script, anticipating=i == 1) for i, s in enumerate(sessions))
+    assert anticipating == plain
+    stats = sessions[1].anticipation.stats
+    assert stats.hits + stats.misses <= stats.made
+
+
+@pytest.mark.parametrize("bot", ["bella_notte", "lead_capture"])
+def test_anticipating_changes_nothing_and_the_words_that_came_hit(bot: str) -> None:
+    session = open_session(agent(bot))
+    session.decide("", first_turn=True)
+    before = (snapshot(session), len(session.turns), session.caller_turns.current)
+    session.anticipate("4 people on July 17th", first_turn=False)
+    assert (snapshot(session), len(session.turns), session.caller_turns.current) == before
+    session.decide("4 people on July 17th")
+    assert (session.anticipation.stats.made, session.anticipation.stats.hits) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("change", "hit"),
+    [
+        (lambda s: None, True),
+        (lambda s: setattr(s, "channel", "WEB"), False),
+        (lambda s: s.event_data.update(caller_id="+15550100"), False),
+        (lambda s: setattr(s.state, "steer_back_turns", s.state.steer_back_turns + 1), False),
+        (lambda s: s.state.pending_payloads.append({"type": "card"}), False),
+        (lambda s: s.rng.random(), True),  # the step chose nothing: the chooser is not read
+    ],
+)
+def test_any_changed_input_is_a_miss(change: Any, hit: bool) -> None:
+    session = open_session(agent("bella_notte"))
+    session.decide("", first_turn=True)
+    twin = open_session(agent("bella_notte"))
+    twin.decide("", first_turn=True)
+    session.anticipate("4 people on July 17th", first_turn=False)
+    for s in (session, twin):
+        change(s)
+    assert session.decide("4 people on July 17th") == twin.decide("4 people on July 17th")
+    assert session.state == twin.state
+    assert session.anticipation.stats.hits == int(hit)
+    assert session.anticipation.stats.misses == int(not hit)
+
+
+@pytest.mark.parametrize("advance", [False, True])
+def test_a_step_that_chose_at_random_hits_only_from_the_same_chooser_state(advance: bool) -> None:
+    """After a confirmed readback the next question opens with a prefix picked at random."""
+    session, twin = (open_session(agent("bella_notte"), rng=random.Random(7)) for _ in range(2))
+    for s in (session, twin):
+        s.decide("", first_turn=True)
+        s.state.readback_transition = True
+    session.anticipate("hmm", first_turn=False)
+    for s in (session, twin):
+        if advance:
+            s.rng.random()
+    assert session.decide("hmm") == twin.decide("hmm")
+    assert snapshot(session) == snapshot(twin)
+    assert session.anticipation.stats.hits == int(not advance)
+
+
+def test_an_uncopyable_chooser_is_never_a_wrong_hit() -> None:
+    bot = agent("bella_notte")
+    session = open_session(bot, rng=random.SystemRandom())
+    session.decide("", first_turn=True)
+    session.state.readback_transition = True  # the step will choose a prefix at random
+    session.anticipate("hmm", first_turn=False)
+    assert session.anticipation.stats.made == 0
+    session.decide("hmm")
+    assert session.anticipation.stats.hits == 0
