@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -26,7 +27,12 @@ from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.client_messages import send_client_messages
-from pipecat_steward.pipecat.events import AssistantTextComplete, AssistantTurnWritten, SessionEvent
+from pipecat_steward.pipecat.events import (
+    AssistantTextComplete,
+    AssistantTurnWritten,
+    SessionEvent,
+    UserTranscript,
+)
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
@@ -39,7 +45,10 @@ if TYPE_CHECKING:
     from pipecat_steward.pipecat.monitor import ProcedureMonitor
     from pipecat_steward.pipecat.supervise import Supervision
 
-__all__ = ["Steward"]
+__all__ = ["ANTICIPATE_AFTER_S", "Steward"]
+
+ANTICIPATE_AFTER_S = 0.005
+"""How long after a final transcript the engine's step for it runs (see ``Steward``)."""
 
 
 class Steward:
@@ -51,7 +60,11 @@ class Steward:
     extractor: attaching another one by hand replaces the automatic one.
     """
 
-    reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
+    reads: tuple[type[SessionEvent], ...] = (
+        AssistantTurnWritten,
+        AssistantTextComplete,
+        UserTranscript,
+    )
     """The relay events ``_on_event`` handles: the bus wakes it for these only."""
 
     def __init__(
@@ -81,6 +94,7 @@ class Steward:
         )
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
+        self._turn_words: tuple[int, str] = (0, "")  # the open caller turn's transcripts
         self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
@@ -140,9 +154,33 @@ class Steward:
         return await self.session.restore()
 
     async def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, UserTranscript):
+            self._anticipate(event)
+            return
         if isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary
             return
         text = event.text.strip() if isinstance(event, AssistantTextComplete) else ""
         if text and not self.driver.heard(text):  # engine text is recorded by the driver
             self.session.spoke(text, "llm")
+
+    def _anticipate(self, event: UserTranscript) -> None:
+        """Run the engine's step for the caller's words while their turn is ending.
+
+        Only where the hook decides (a cascade), for the turn still open: the words are every
+        transcript of it so far, as the user aggregator joins them. The step runs a moment
+        later (``ANTICIPATE_AFTER_S``): the transcript's own way through the pipeline goes
+        first, and a turn that has ended by then needs nothing anticipated.
+        """
+        if self.hook is None or event.source != "cascade" or not event.text.strip():
+            return
+        said = self._turn_words[1] if self._turn_words[0] == event.turn else ""
+        self._turn_words = (event.turn, f"{said} {event.text}".strip())
+        asyncio.get_running_loop().call_later(
+            ANTICIPATE_AFTER_S, self._anticipate_now, self._turn_words
+        )
+
+    def _anticipate_now(self, words: tuple[int, str]) -> None:
+        turns = self.session.caller_turns
+        if turns.open and turns.current == words[0] and self._turn_words == words:
+            self.driver.anticipate(words[1])

@@ -31,6 +31,11 @@ class CallerTurns:
         self.current = current
         self._open = False
 
+    @property
+    def open(self) -> bool:
+        """Whether a transcript opened a turn the engine has not taken yet."""
+        return self._open
+
     def heard(self) -> int:
         """A final transcript arrived: the turn it belongs to (opened when none is open)."""
         if not self._open:

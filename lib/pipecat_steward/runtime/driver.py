@@ -104,12 +104,26 @@ class Driver:
         self.preempted: list[str] = []
         self._exchanges: list[ToolExchange] = []
         self.unheard: list[str] = []
+        self._first_turn = True  # the last inference's flag: what an anticipation assumes
+
+    def anticipate(self, words: str) -> None:
+        """Run the engine's step for a caller's final words before their inference asks for it.
+
+        The step's first-turn flag is the last inference's, and off once the bot has spoken;
+        a wrong guess only costs the step run here. Nothing is anticipated while calls started
+        earlier are still running: their results change the state first.
+        """
+        if not self.inflight:
+            first = self._first_turn and not self.session.bot_said
+            self.session.anticipate(words, first_turn=first)
 
     async def inference(
         self, user_text: str, *, first_turn: bool, speculative: bool = False
     ) -> InferenceOutcome:
         """Decide for one inference request; run the calls the engine asks for, cascading."""
         await self.settle()
+        if not speculative:
+            self._first_turn = first_turn
         spoken: list[str] = []
         messages: list[dict[str, Any]] = []
         for _ in range(_MAX_CASCADE):

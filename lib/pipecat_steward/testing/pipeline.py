@@ -226,6 +226,7 @@ class TextPipeline(Lifecycle):
         secs_per_word: float = 0.0,
         user_id: str = "caller",
         speech_to_speech: bool = False,
+        turn_end_s: float = 0.05,
     ) -> None:
         """Build the pipeline (it starts on `__aenter__`).
 
@@ -238,12 +239,14 @@ class TextPipeline(Lifecycle):
             secs_per_word: Speech duration per word; > 0 plays audio in real time.
             user_id: The `user_id` of the caller's transcripts.
             speech_to_speech: Leave out the TTS: `llm` is an S2S service.
+            turn_end_s: The silence after a transcript that ends the caller's turn (0: the
+                transcript ends it at once).
 
         """
         self.llm = llm
         self.context = context if context is not None else LLMContext()
         self.user_id = user_id
-        params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies())
+        params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies(turn_end_s))
         self.user_agg, self.assistant_agg = LLMContextAggregatorPair(
             self.context, user_params=params
         )

@@ -1,0 +1,71 @@
+"""In a real pipeline the engine's step for the caller's words runs while the turn ends.
+
+A voice pipeline's turn strategy waits a moment after the final transcript; the steward runs
+the engine's step for those words in that wait. Each caller turn of a slot-engine bot then
+finds its step made (a hit), and the call says and ends in exactly what it does when the
+transcript ends the turn at once (nothing anticipated).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+
+# isort: split
+from pipecat_steward.agent.loader import load_agent
+from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.anticipation import AnticipationStats
+from pipecat_steward.testing.backend import scripted_backend
+from pipecat_steward.testing.pipeline import TextPipeline
+from pipecat_steward.testing.scenario import TurnClock, before_turn, load_scenario
+from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
+from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
+
+BOTS = Path(__file__).resolve().parents[2] / "bots"
+SCENARIOS = [
+    ("bella_notte", "happy_path.yaml"),
+    ("bella_notte", "correction_after_confirmation.yaml"),
+    ("lead_capture", "seed_003_four_turns.yaml"),
+    ("lead_capture", "invalid_email.yaml"),
+]
+
+
+async def call(bot: str, name: str, turn_end_s: float) -> tuple[list[str], Any, AnticipationStats]:
+    agent = load_agent(BOTS / bot)
+    scenario = load_scenario(BOTS / bot / "scenarios" / name)
+    steward = Steward(
+        scripted_backend(agent, scenario.backend),
+        rng=random.Random(scenario.seed),
+        event_data=scenario.event_data,
+        channel=scenario.channel,
+        clock=TurnClock(),
+    )
+    await steward.start()
+    model = ScriptedModel()
+    llm = ScriptedLLM([])
+    steward.attach(llm)
+    pipeline = TextPipeline(llm, observers=steward.observers, turn_end_s=turn_end_s)
+    async with pipeline:
+        for turn in scenario.turns:
+            before_turn(steward.session, turn)
+            model.queue = [scenario_step(i) for i in turn.llm]
+            llm.extend(FunctionStep(model) for _ in range(8 - llm.remaining))
+            await pipeline.say(turn.user)
+            await pipeline.settle()
+    return list(pipeline.spoken), steward.session.state, steward.session.anticipation.stats
+
+
+@pytest.mark.parametrize(("bot", "name"), SCENARIOS)
+async def test_every_caller_turn_finds_its_step_made_and_the_call_is_unchanged(
+    bot: str, name: str
+) -> None:
+    spoken, state, stats = await call(bot, name, turn_end_s=0.05)
+    at_once = await call(bot, name, turn_end_s=0.0)
+    turns = [t for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
+    assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
+    assert at_once[2].made == 0  # the turn ended before anything was anticipated
+    assert (spoken, state) == at_once[:2]
