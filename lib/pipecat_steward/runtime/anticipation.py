@@ -5,8 +5,8 @@ to hear whether the caller goes on), and the inference that follows needs the en
 for those words. ``StepAnticipation`` runs that step when the words are heard, so the wait
 hides it. The step is a pure function of its inputs, so an anticipated result is used only
 when every input is unchanged at the inference: the same words, first-turn flag, channel,
-state, event data and, when the step chose at random, the chooser's state. Any difference is a miss and the step runs as it always
-does; an anticipation never changes the session.
+state, event data and, when the step chose at random, the chooser's state. Any difference is
+a miss and the step runs as it always does; an anticipation never changes the session.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from loguru import logger
 
 from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Chooser, EngineStep, step
@@ -133,6 +135,10 @@ class StepAnticipation:
                 caller_words=words,
             )
         except _CannotCopy:
+            return
+        except Exception:
+            # The turn's inference runs the step again and meets the error where it is handled.
+            logger.opt(exception=True).debug("steward: a step could not be anticipated")
             return
         self._held = (inputs, result, copied)
         self.stats.made += 1
