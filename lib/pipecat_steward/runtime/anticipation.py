@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from loguru import logger
 
@@ -23,7 +22,7 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Chooser, EngineStep, step
 from pipecat_steward.core.state import SessionState
 
-__all__ = ["AnticipationStats", "StepAnticipation", "StepInputs"]
+__all__ = ["AnticipationStats", "StepAnticipation", "StepInputs", "StepSource"]
 
 T = TypeVar("T")
 
@@ -97,6 +96,16 @@ class _ChooserCopy:
         return True
 
 
+class StepSource(Protocol):
+    """What a step reads from a session besides the words and the first-turn flag."""
+
+    agent: Agent
+    state: SessionState
+    rng: Chooser
+    event_data: dict[str, Any]
+    channel: str | None
+
+
 class StepAnticipation:
     """At most one anticipated step of one session (see the module docstring)."""
 
@@ -104,33 +113,23 @@ class StepAnticipation:
         self.stats = AnticipationStats()
         self._held: tuple[StepInputs, EngineStep, _ChooserCopy] | None = None
 
-    def make(
-        self,
-        agent: Agent,
-        state: SessionState,
-        words: str,
-        *,
-        first_turn: bool,
-        chooser: Chooser,
-        event_data: Mapping[str, Any],
-        channel: str | None,
-    ) -> None:
+    def make(self, source: StepSource, words: str, *, first_turn: bool) -> None:
         """Run the step for ``words`` and keep it with its inputs (it replaces any held one)."""
         self._held = None
         words = words.strip()
         if not words:
             return
-        data = copy.deepcopy(dict(event_data))
-        inputs = StepInputs(words, first_turn, channel, state.copy(), data)
-        copied = _ChooserCopy(chooser)
+        data = copy.deepcopy(source.event_data)
+        inputs = StepInputs(words, first_turn, source.channel, source.state.copy(), data)
+        copied = _ChooserCopy(source.rng)
         try:
             result = step(
-                agent.flow,
-                state,
+                source.agent.flow,
+                source.state,
                 words,
                 rng=copied,
-                event_data=event_data,
-                channel=channel,
+                event_data=source.event_data,
+                channel=source.channel,
                 first_turn=first_turn,
                 caller_words=words,
             )
@@ -143,16 +142,7 @@ class StepAnticipation:
         self._held = (inputs, result, copied)
         self.stats.made += 1
 
-    def take(
-        self,
-        state: SessionState,
-        words: str,
-        *,
-        first_turn: bool,
-        chooser: Chooser,
-        event_data: Mapping[str, Any],
-        channel: str | None,
-    ) -> EngineStep | None:
+    def take(self, source: StepSource, words: str, *, first_turn: bool) -> EngineStep | None:
         """The anticipated step when its inputs are these, else None; either way it is used up.
 
         On a hit a chooser the step chose from is moved on as the step moved its copy.
@@ -164,11 +154,11 @@ class StepAnticipation:
         same = (
             inputs.words == words
             and inputs.first_turn == first_turn
-            and inputs.channel == channel
-            and inputs.event_data == event_data
-            and inputs.state == state
+            and inputs.channel == source.channel
+            and inputs.event_data == source.event_data
+            and inputs.state == source.state
         )
-        if not (same and copied.catch_up(chooser)):
+        if not (same and copied.catch_up(source.rng)):
             self.stats.misses += 1
             return None
         self.stats.hits += 1

@@ -173,14 +173,7 @@ class StewardSession:
             return self.held(speculative=speculative)
         anticipated = None
         if not speculative and user_text and user_text == self.heard:
-            anticipated = self.anticipation.take(
-                self.state,
-                user_text,
-                first_turn=first_turn,
-                chooser=self.rng,
-                event_data=self.event_data,
-                channel=self.channel,
-            )
+            anticipated = self.anticipation.take(self, user_text, first_turn=first_turn)
         result = anticipated or step(
             self.agent.flow,
             self.state,
@@ -211,15 +204,7 @@ class StewardSession:
         the session itself is not changed.
         """
         if self.conflict is None:
-            self.anticipation.make(
-                self.agent,
-                self.state,
-                user_text,
-                first_turn=first_turn,
-                chooser=self.rng,
-                event_data=self.event_data,
-                channel=self.channel,
-            )
+            self.anticipation.make(self, user_text, first_turn=first_turn)
 
     def open_turn(self, user_text: str) -> None:
         """Start a caller turn on either engine: the same identity, the same redacted record.
