@@ -9,6 +9,7 @@ anticipated).
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,11 @@ import pytest
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
 
 # isort: split
+from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
+
 from pipecat_steward.agent.loader import load_agent
-from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.pipecat.events import UserTranscript
+from pipecat_steward.pipecat.steward import ANTICIPATE_AFTER_S, Steward
 from pipecat_steward.runtime.anticipation import AnticipationStats
 from pipecat_steward.testing.backend import scripted_backend
 from pipecat_steward.testing.pipeline import TextPipeline
@@ -70,3 +74,33 @@ async def test_every_caller_turn_finds_its_step_made_and_the_call_is_unchanged(
     turns = [t for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
     assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
     assert (spoken, state) == at_once[:2]
+
+
+@pytest.mark.parametrize(
+    ("parts", "spaced"),
+    [
+        (["A table for 4", "on July 17th, please"], False),
+        (["A table for 4", " on July 17th, please"], True),
+    ],
+)
+async def test_a_turn_heard_as_two_transcripts_is_anticipated_as_the_aggregator_joins_it(
+    parts: list[str], spaced: bool
+) -> None:
+    """STT services differ in whether a transcript carries its spaces; pipecat's join rule."""
+    steward = Steward(load_agent(BOTS / "bella_notte"))
+    steward.attach(ScriptedLLM([]))
+    steward.session.decide("", first_turn=True)
+    steward.session.spoke("How many guests will be dining?", "llm")
+    turn = steward.session.caller_turns.heard()
+    for text in parts:
+        await steward._on_event(  # pyright: ignore[reportPrivateUsage]
+            UserTranscript(text=text, user_id="caller", source="cascade", turn=turn, spaced=spaced)
+        )
+    await asyncio.sleep(4 * ANTICIPATE_AFTER_S)
+    joined = concatenate_aggregated_text(
+        [TextPartForConcatenation(t, includes_inter_part_spaces=spaced) for t in parts]
+    )
+    assert joined == "A table for 4 on July 17th, please"
+    steward.session.decide(joined)
+    stats = steward.session.anticipation.stats
+    assert (stats.made, stats.hits) == (1, 1)  # the first transcript alone was never stepped

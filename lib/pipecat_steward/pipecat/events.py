@@ -33,6 +33,8 @@ class UserTranscript:
         turn: The caller turn it belongs to, stamped by the relay from the session's
             `CallerTurns` (0 when the relay has none); transcripts the aggregator merges
             into one user message share it.
+        spaced: The text carries its own spaces to the transcripts around it (the frame's
+            `includes_inter_frame_spaces`), which decides how the aggregator joins them.
 
     """
 
@@ -41,6 +43,7 @@ class UserTranscript:
     source: TranscriptSource
     at_ns: int = 0
     turn: int = 0
+    spaced: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -204,6 +204,7 @@ class StewardRelay(BaseObserver):
             source="s2s" if upstream else "cascade",
             at_ns=data.timestamp,
             turn=self._turn_of(frame.text),
+            spaced=frame.includes_inter_frame_spaces,
         )
 
     def _turn_of(self, text: str) -> int:

@@ -22,6 +22,7 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
 from pipecat.processors.frame_processor import FrameProcessor
 from pipecat.services.llm_service import LLMService
+from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
 
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.events.live import attach_events
@@ -94,7 +95,8 @@ class Steward:
         )
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
-        self._turn_words: tuple[int, str] = (0, "")  # the open caller turn's transcripts
+        # The open caller turn's transcripts, as the user aggregator will join them.
+        self._heard: tuple[int, list[TextPartForConcatenation]] = (0, [])
         self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
@@ -168,19 +170,18 @@ class Steward:
         """Run the engine's step for the caller's words while their turn is ending.
 
         Only where the hook decides (a cascade), for the turn still open: the words are every
-        transcript of it so far, as the user aggregator joins them. The step runs a moment
-        later (``ANTICIPATE_AFTER_S``): the transcript's own way through the pipeline goes
-        first, and a turn that has ended by then needs nothing anticipated.
+        transcript of it so far, joined as the user aggregator joins them. The step runs a
+        moment later (``ANTICIPATE_AFTER_S``): the transcript's own way through the pipeline
+        goes first, and a turn that has ended, or heard more, by then is not anticipated.
         """
         if self.hook is None or event.source != "cascade" or not event.text.strip():
             return
-        said = self._turn_words[1] if self._turn_words[0] == event.turn else ""
-        self._turn_words = (event.turn, f"{said} {event.text}".strip())
-        asyncio.get_running_loop().call_later(
-            ANTICIPATE_AFTER_S, self._anticipate_now, self._turn_words
-        )
+        turn, parts = self._heard
+        part = TextPartForConcatenation(event.text, includes_inter_part_spaces=event.spaced)
+        self._heard = (event.turn, [*parts, part] if turn == event.turn else [part])
+        asyncio.get_running_loop().call_later(ANTICIPATE_AFTER_S, self._anticipate_now, self._heard)
 
-    def _anticipate_now(self, words: tuple[int, str]) -> None:
+    def _anticipate_now(self, heard: tuple[int, list[TextPartForConcatenation]]) -> None:
         turns = self.session.caller_turns
-        if turns.open and turns.current == words[0] and self._turn_words == words:
-            self.driver.anticipate(words[1])
+        if turns.open and turns.current == heard[0] and self._heard is heard:
+            self.driver.anticipate(concatenate_aggregated_text(heard[1]))
