@@ -39,7 +39,15 @@ SCENARIOS = [
 ]
 
 
-async def call(bot: str, name: str, turn_end_s: float) -> tuple[list[str], Any, AnticipationStats]:
+def halves(words: str) -> list[str]:
+    """The caller's words as two transcripts, split at the middle space (as an STT may)."""
+    cut = words.find(" ", len(words) // 2)
+    return [words] if cut < 0 else [words[:cut], words[cut + 1 :]]
+
+
+async def call(
+    bot: str, name: str, turn_end_s: float, *, split: bool = False
+) -> tuple[list[str], Any, AnticipationStats]:
     agent = load_agent(BOTS / bot)
     scenario = load_scenario(BOTS / bot / "scenarios" / name)
     steward = Steward(
@@ -59,7 +67,8 @@ async def call(bot: str, name: str, turn_end_s: float) -> tuple[list[str], Any, 
             before_turn(steward.session, turn)
             model.queue = [scenario_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(8 - llm.remaining))
-            await pipeline.say(turn.user)
+            for part in halves(turn.user) if split else [turn.user]:
+                await pipeline.say(part)
             await pipeline.settle()
     return list(pipeline.spoken), steward.session.state, steward.session.anticipation.stats
 
@@ -74,6 +83,17 @@ async def test_every_caller_turn_finds_its_step_made_and_the_call_is_unchanged(
     turns = [t for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
     assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
     assert (spoken, state) == at_once[:2]
+
+
+@pytest.mark.parametrize(("bot", "name"), SCENARIOS)
+async def test_turns_heard_as_two_transcripts_find_their_step_made_for_the_whole_turn(
+    bot: str, name: str
+) -> None:
+    spoken, state, stats = await call(bot, name, turn_end_s=0.25, split=True)
+    whole = await call(bot, name, turn_end_s=0.0)
+    turns = [t for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
+    assert (stats.hits, stats.misses) == (len(turns), 0)
+    assert (spoken, state) == whole[:2]
 
 
 @pytest.mark.parametrize(

@@ -297,6 +297,12 @@ class TextPipeline(Lifecycle):
     async def say(self, text: str) -> None:
         """Say `text` as the caller: a final transcript enters the pipeline."""
         frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
+        # Here the transcript itself opens the caller's turn, and the aggregator's turn-start
+        # interruption flushes its queue: a second transcript already queued would be lost. In
+        # a call, voice activity opens the turn before any transcript arrives, so a turn's
+        # transcripts always come after its interruption; keeping them through interruptions
+        # gives the same result.
+        frame.interruptible = False
         if text.strip():  # open the turn now: the frame reaches the observer a little later
             self.activity.turn_open = True
         await self.worker.queue_frame(frame)
