@@ -15,11 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 import pytest
-from pipecat.frames.frames import Frame, TranscriptionFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection
 
-from pipecat_steward.pipecat.events import UserTranscript
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.testing import Call, Say, ScriptedLLM, TextPipeline
 from pipecat_steward.testing.script import Step
@@ -106,38 +103,3 @@ async def test_a_failing_relay_in_place_does_not_break_the_frame_path():
         await pipeline.settle()
         assert relay.inline
         assert pipeline.spoken == ["Hello there."]
-
-
-@pytest.mark.parametrize("turn_end_s", [0.0, 0.05])
-@pytest.mark.parametrize("ride", [True, False])
-async def test_subscribers_run_after_the_next_processor_has_the_frame(
-    turn_end_s: float, ride: bool
-) -> None:
-    """The relay publishes a transcript's event while the frame is being pushed; its
-    subscribers run only once the user aggregator has handled that frame, so none of their work
-    sits between the caller's words and the turn they end."""
-    llm = ScriptedLLM([Say("Hello."), Say("Noted.")])
-    relay = StewardRelay()
-    if ride:
-        relay.ride(llm)
-    order: list[str] = []
-    relay.bus.subscribe(lambda e: order.append(f"subscriber: {e.text}"), kinds=(UserTranscript,))
-    async with TextPipeline(llm, observers=[relay], turn_end_s=turn_end_s) as pipeline:
-        handle = pipeline.user_agg.process_frame
-
-        async def process_frame(frame: Frame, direction: FrameDirection) -> None:
-            if isinstance(frame, TranscriptionFrame):
-                order.append(f"aggregator: {frame.text}")
-            await handle(frame, direction)
-
-        pipeline.user_agg.process_frame = process_frame  # type: ignore[method-assign]
-        for words in ["hi", "four of us"]:
-            await pipeline.say(words)
-            await pipeline.settle()
-            await relay.bus.drain()
-    assert order == [
-        "aggregator: hi",
-        "subscriber: hi",
-        "aggregator: four of us",
-        "subscriber: four of us",
-    ]

@@ -192,12 +192,6 @@ class EventBus:
 
     `publish` never awaits and never raises, so it is safe to call from an observer or a
     processor. Tasks start lazily on the first publish inside a running event loop.
-
-    Inside a running loop, events wait one loop turn before they reach the subscribers. The
-    relay publishes while a frame is being pushed, before pipecat hands the frame to the next
-    processor; woken at once, every subscriber would run before that processor sees the frame
-    (on a final transcript: before the user aggregator). A turn later the frame has moved on,
-    and the subscribers run off its path. Order is kept: events are delivered in publish order.
     """
 
     def __init__(self, *, max_queue: int = 10_000) -> None:
@@ -214,10 +208,6 @@ class EventBus:
         # never comes: a publish on another loop queues its own).
         self._after_queued: asyncio.AbstractEventLoop | None = None
         self._after_late = False  # published since it was queued: it moves behind the wakes
-        self._outgoing: list[SessionEvent] = []  # published, not yet released to subscribers
-        # The loop a release is queued on (as for the after-publish run: a closed loop's never
-        # comes, and a publish on another loop queues its own).
-        self._release_queued: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     @property
@@ -267,27 +257,6 @@ class EventBus:
         """Queue `event` for every subscriber without waiting for any of them."""
         if self._closed:
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._release_one(event)  # no loop yet: it waits in the queues for the next publish
-            return
-        self._outgoing.append(event)
-        if self._release_queued is not loop:
-            self._release_queued = loop
-            # A timer due now runs after every callback already queued, the frame's next step
-            # included (``call_soon`` would run before it).
-            loop.call_later(0, self._release)
-
-    def _release(self) -> None:
-        self._release_queued = None
-        events, self._outgoing = self._outgoing, []
-        for event in events:
-            self._release_one(event)
-
-    def _release_one(self, event: SessionEvent) -> None:
-        if self._closed:
-            return
         for sub in self._subs:
             if sub.kinds and not isinstance(event, sub.kinds):
                 continue
@@ -318,8 +287,6 @@ class EventBus:
             loop.call_soon(self._run_after, loop)
             return
         self._after_queued = None
-        if self._release_queued is loop:
-            return  # a publish waits for release: its release queues the run behind its wakes
         for callback in list(self._after):
             try:
                 callback()
@@ -330,8 +297,6 @@ class EventBus:
         """Wait until every queued event was handled; False if `timeout` passed first."""
         try:
             async with asyncio.timeout(timeout):
-                while self._outgoing:
-                    await asyncio.sleep(0)  # released on the next loop turn
                 for sub in list(self._subs):
                     await sub.queue.join()
         except TimeoutError:
