@@ -32,6 +32,7 @@ from pipecat_steward.events.schema import (
     TurnEnded,
 )
 from pipecat_steward.runtime.records import RecordedCall, TurnRecord, trace_value
+from pipecat_steward.runtime.transactions import transaction_summary
 
 if TYPE_CHECKING:
     from pipecat_steward.core.state import SlotRecord
@@ -318,15 +319,7 @@ def record_session(
 ) -> SessionRecorder:
     """A recorder of ``session`` onto ``publisher``, redacting as the session's traces do."""
     publisher.redact = session.secrets.redact
-    return SessionRecorder(session, publisher, monitor=monitor, transaction=_transaction_summary)
-
-
-def _transaction_summary(session: StewardSession) -> dict[str, Any] | None:
-    from pipecat_steward.testing.scenario import (
-        _transaction as summary,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    return summary(session)
+    return SessionRecorder(session, publisher, monitor=monitor, transaction=transaction_summary)
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:

@@ -29,6 +29,7 @@ from pipecat_steward.core.transactions import (
     DeskContext,
     Intents,
     ToolSpec,
+    Transaction,
     TransactionState,
     caller_turn,
     collect,
@@ -255,3 +256,49 @@ class TransactionSession(StewardSession):
         if checkpointer is not None:
             return checkpointer.identity.scope
         return "/".join(quote(p, safe="") for p in ("", self.agent.name, self.call_id))
+
+
+def transaction_summary(session: StewardSession) -> dict[str, Any] | None:
+    """The transaction a trace or an event reports: the active one, else the last.
+
+    None when the session has no transactions (not a transaction desk's session).
+    """
+    if not isinstance(session, TransactionSession):
+        return None
+    state = session.tstate
+    txn = state.active_transaction or state.last_transaction
+    both = {
+        "active_transaction": _txn_summary(state.active_transaction),
+        "last_transaction": _txn_summary(state.last_transaction),
+        "sequence": state.sequence,
+    }
+    if txn is None:
+        return {
+            "status": str(state.transaction_status),
+            "intent": None,
+            "missing": [],
+            "arguments": {},
+            **both,
+        }
+    return {
+        "intent": txn.intent,
+        "status": str(state.transaction_status),
+        "missing": list(state.missing_parameters),
+        "arguments": dict(txn.arguments),
+        "idempotency_key": txn.idempotency_key,
+        "interrupted": [t.intent for t in state.interrupted],
+        **both,
+    }
+
+
+def _txn_summary(txn: Transaction | None) -> dict[str, Any] | None:
+    """One transaction in a trace: which, its sequence number, status and arguments."""
+    if txn is None:
+        return None
+    return {
+        "intent": txn.intent,
+        "sequence": txn.sequence,
+        "status": str(txn.status),
+        "arguments": dict(txn.arguments),
+        "idempotency_key": txn.idempotency_key,
+    }

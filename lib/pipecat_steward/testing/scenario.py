@@ -16,11 +16,10 @@ from pipecat_steward.agent.loader import load_yaml
 from pipecat_steward.core.procedures import Verdict
 from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.core.slots import Action
-from pipecat_steward.core.transactions import Transaction
 from pipecat_steward.exceptions import StewardError
 from pipecat_steward.runtime.records import TurnRecord, trace_value
 from pipecat_steward.runtime.session import StewardSession
-from pipecat_steward.runtime.transactions import TransactionSession
+from pipecat_steward.runtime.transactions import TransactionSession, transaction_summary
 from pipecat_steward.testing.backend import scripted_backend
 from pipecat_steward.testing.expectations import check_expectations, unknown_keys
 
@@ -321,7 +320,7 @@ def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str
         "ended": session.ended,
         "payloads": list(record.payloads),
         "gate": list(record.gates),
-        "transaction": _transaction(session),
+        "transaction": transaction_summary(session),
         "checklist": _checklist(session),
         "slm_calls": 0,
         "corrections": [],
@@ -331,48 +330,6 @@ def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str
             {"tag": e.tag, "n": e.n, **{k: trace_value(v) for k, v in e.data.items()}}
             for e in record.events
         ],
-    }
-
-
-def _transaction(session: StewardSession) -> dict[str, Any] | None:
-    if not isinstance(session, TransactionSession):
-        return None
-    state = session.tstate
-    txn = state.active_transaction or state.last_transaction
-    both = {
-        "active_transaction": _txn_summary(state.active_transaction),
-        "last_transaction": _txn_summary(state.last_transaction),
-        "sequence": state.sequence,
-    }
-    if txn is None:
-        return {
-            "status": str(state.transaction_status),
-            "intent": None,
-            "missing": [],
-            "arguments": {},
-            **both,
-        }
-    return {
-        "intent": txn.intent,
-        "status": str(state.transaction_status),
-        "missing": list(state.missing_parameters),
-        "arguments": dict(txn.arguments),
-        "idempotency_key": txn.idempotency_key,
-        "interrupted": [t.intent for t in state.interrupted],
-        **both,
-    }
-
-
-def _txn_summary(txn: Transaction | None) -> dict[str, Any] | None:
-    """One transaction in a trace: which, its sequence number, status and arguments."""
-    if txn is None:
-        return None
-    return {
-        "intent": txn.intent,
-        "sequence": txn.sequence,
-        "status": str(txn.status),
-        "arguments": dict(txn.arguments),
-        "idempotency_key": txn.idempotency_key,
     }
 
 
