@@ -12,21 +12,14 @@ from tests.pipecat_support import EventLog, Recorder, tool, tools
 # isort: split
 
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pipecat.frames.frames import Frame, TranscriptionFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection
 
-from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.relay import StewardRelay
-from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing import Call, Say, ScriptedLLM, TextPipeline
 from pipecat_steward.testing.script import Step
-
-BOTS = Path(__file__).resolve().parents[2] / "bots"
 
 CASES: dict[str, tuple[list[Step], list[str]]] = {
     "a tool call then words": (
@@ -110,48 +103,3 @@ async def test_a_failing_relay_in_place_does_not_break_the_frame_path():
         await pipeline.settle()
         assert relay.inline
         assert pipeline.spoken == ["Hello there."]
-
-
-@pytest.mark.parametrize("turn_end_s", [0.0, 0.05])
-async def test_a_caller_transcript_wakes_no_steward_work_before_the_user_aggregator(
-    turn_end_s: float,
-) -> None:
-    """Between a final transcript being pushed and the user aggregator receiving it, the
-    steward only notes the words (no subscriber task, no event-recorder sync): that stretch is
-    on the way from the caller's words to the inference."""
-    steward = Steward(load_agent(BOTS / "bella_notte"))
-    llm = ScriptedLLM([Say("Lovely. For what date?"), Say("Noted.")])
-    steward.attach(llm)
-    order: list[str] = []
-    see, sync = steward.relay.see, steward.events.recorder.sync
-
-    seen: set[int] = set()
-
-    def seeing(data: Any) -> None:
-        if isinstance(data.frame, TranscriptionFrame) and data.frame.id not in seen:
-            seen.add(data.frame.id)  # pipecat reports a frame at every hop: its first push
-            order.append("pushed")
-        see(data)
-
-    def syncing() -> None:
-        order.append("sync")
-        sync()
-
-    steward.relay.see = seeing  # type: ignore[method-assign]
-    steward.events.recorder.sync = syncing  # type: ignore[method-assign]
-    async with TextPipeline(llm, observers=steward.observers, turn_end_s=turn_end_s) as pipeline:
-        handle = pipeline.user_agg.process_frame
-
-        async def process_frame(frame: Frame, direction: FrameDirection) -> None:
-            if isinstance(frame, TranscriptionFrame):
-                order.append("aggregator")
-            await handle(frame, direction)
-
-        pipeline.user_agg.process_frame = process_frame  # type: ignore[method-assign]
-        for words in ["a table for four", "tomorrow at seven"]:
-            await pipeline.say(words)
-            await pipeline.settle()
-    pushes = [i for i, step in enumerate(order) if step == "pushed"]
-    assert len(pushes) == 2
-    assert all(order[i + 1] == "aggregator" for i in pushes), order
-    assert "sync" in order  # the recorder still follows the call

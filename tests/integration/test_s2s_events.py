@@ -11,12 +11,8 @@ from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's impo
 
 # isort: split
 
-import asyncio
 from pathlib import Path
 
-import pytest
-
-from pipecat_steward.pipecat.events import UserStartedSpeaking, UserTranscript
 from pipecat_steward.pipecat.s2s import StewardS2S
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.checkpointing import Checkpointer
@@ -46,25 +42,3 @@ async def test_s2s_steward_on_a_cascaded_llm_saves_and_records_as_the_steward_do
     assert plain[0] >= 1, "the cascade saves at the turn boundary"
     assert s2s == plain
 
-
-
-@pytest.mark.parametrize(("cls", "syncs"), [(Steward, 0), (StewardS2S, 1)])
-async def test_the_recorder_syncs_after_a_caller_transcript_only_where_the_steward_acts_on_it(
-    cls: type[Steward], syncs: int
-) -> None:
-    """A speech-to-speech steward runs the engine on the transcript, so what that records is
-    synced at once; a cascaded one acts on it only when the LLM service hands the turn over."""
-    steward = cls.from_folder(BELLA)
-    synced: list[int] = []
-    sync = steward.events.recorder.sync
-    steward.events.recorder.sync = lambda: (synced.append(1), sync())[1]  # type: ignore[method-assign]
-    for event in (
-        UserStartedSpeaking(),
-        UserTranscript(text="a table for two", user_id="", source="s2s", turn=1),
-    ):
-        steward.relay.bus.publish(event)
-    await steward.relay.bus.drain()
-    for _ in range(5):
-        await asyncio.sleep(0)
-    await steward.relay.bus.aclose()
-    assert len(synced) == syncs

@@ -113,7 +113,7 @@ async def test_a_turn_heard_as_two_transcripts_is_anticipated_as_the_aggregator_
     steward.session.spoke("How many guests will be dining?", "llm")
     turn = steward.session.caller_turns.heard()
     for text in parts:
-        steward.relay.bus.publish(
+        await steward._on_event(  # pyright: ignore[reportPrivateUsage]
             UserTranscript(text=text, user_id="caller", source="cascade", turn=turn, spaced=spaced)
         )
     await asyncio.sleep(4 * ANTICIPATE_AFTER_S)

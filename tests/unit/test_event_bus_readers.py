@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,58 +138,3 @@ def test_a_run_left_on_a_closed_loop_does_not_stop_the_next_loop_s_runs() -> Non
     assert calls == []
     asyncio.run(publish())
     assert calls == [1]
-
-
-def test_an_inline_reader_runs_inside_publish_for_its_kinds_only() -> None:
-    async def scenario() -> list[str]:
-        bus, log = EventBus(), []
-        bus.subscribe(lambda e: log.append(f"task {type(e).__name__}"))
-        bus.read_inline(lambda e: log.append(f"inline {type(e).__name__}"), kinds=(BotStartedSpeaking,))
-
-        def broken(event: SessionEvent) -> None:
-            raise RuntimeError("a reader bug")
-
-        bus.read_inline(broken, kinds=(BotStartedSpeaking,))
-        for event in (BotStartedSpeaking(), UserStartedSpeaking(), BotStartedSpeaking()):
-            bus.publish(event)  # the broken reader is logged, never raised
-            log.append("returned")
-        await bus.drain()
-        await bus.aclose()
-        return log
-
-    assert asyncio.run(scenario()) == [
-        "inline BotStartedSpeaking",
-        "returned",
-        "returned",
-        "inline BotStartedSpeaking",
-        "returned",
-        "task BotStartedSpeaking",
-        "task UserStartedSpeaking",
-        "task BotStartedSpeaking",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("published", "runs"),
-    [
-        ([UserStartedSpeaking()], 0),
-        ([UserStartedSpeaking(), UserStartedSpeaking()], 0),
-        ([BotStartedSpeaking()], 1),
-        ([UserStartedSpeaking(), BotStartedSpeaking()], 1),
-        ([BotStartedSpeaking(), UserStartedSpeaking()], 1),
-    ],
-)
-def test_publishes_of_ignored_kinds_schedule_no_after_publish_run(
-    published: list[SessionEvent], runs: int
-) -> None:
-    async def scenario() -> int:
-        bus, calls = EventBus(), []
-        bus.after_publish(lambda: calls.append(1), ignore=(UserStartedSpeaking,))
-        for event in published:
-            bus.publish(event)
-        for _ in range(5):
-            await asyncio.sleep(0)
-        await bus.aclose()
-        return len(calls)
-
-    assert asyncio.run(scenario()) == runs

@@ -24,17 +24,12 @@ from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import Event, MonitorCheck
-from pipecat_steward.pipecat.events import Interruption, UserStartedSpeaking, UserTranscript
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.steward import Steward
     from pipecat_steward.storage.ledger import UsageSink
 
 __all__ = ["RTVI_TYPE", "RTVI_VERSION", "StewardEvents", "attach_events"]
-
-CALLER_TURN_STARTS = (UserTranscript, UserStartedSpeaking, Interruption)
-"""Relay events of a caller's turn starting: the recorder does not sync after those the
-steward does not read."""
 
 RTVI_TYPE = "steward_events"
 """The ``type`` of the RTVI server message that carries the events of one flush."""
@@ -180,10 +175,5 @@ def attach_events(steward: Steward, publisher: EventPublisher | None = None) -> 
         publisher = EventPublisher(_session_id(steward))
     events = StewardEvents(steward, publisher)
     publisher.start(steward.agent.name, steward.session.channel)
-    # The caller starting a turn changes nothing the recorder reads unless the steward itself
-    # acts on it (a speech-to-speech steward runs the engine on the transcript); in a cascade
-    # the engine opens the turn when the LLM service hands it over, so there is no sync on the
-    # way from the caller's words to the inference.
-    quiet = tuple(kind for kind in CALLER_TURN_STARTS if kind not in steward.reads)
-    steward.relay.bus.after_publish(events.on_relay, ignore=quiet)
+    steward.relay.bus.after_publish(events.on_relay)
     return events

@@ -203,8 +203,7 @@ class EventBus:
         """
         self._max_queue = max_queue
         self._subs: list[Subscription] = []
-        self._inline: list[tuple[Callable[[SessionEvent], None], tuple[type, ...]]] = []
-        self._after: list[tuple[Callable[[], None], tuple[type, ...]]] = []
+        self._after: list[Callable[[], None]] = []
         # The loop a run of the after-publish callbacks is queued on (a closed loop's run
         # never comes: a publish on another loop queues its own).
         self._after_queued: asyncio.AbstractEventLoop | None = None
@@ -244,29 +243,15 @@ class EventBus:
         if sub.task is not None:
             sub.task.cancel()
 
-    def read_inline(
-        self, fn: Callable[[SessionEvent], None], *, kinds: tuple[type[SessionEvent], ...]
-    ) -> None:
-        """Call ``fn`` inside ``publish`` for events of ``kinds``, before it returns.
-
-        For a reader that only notes an event and schedules its own work (the steward noting
-        the caller's words): no task is woken, so nothing runs between the frame being pushed
-        and the next processor receiving it. ``fn`` must be quick; what it raises is logged.
-        """
-        self._inline.append((fn, kinds))
-
-    def after_publish(
-        self, callback: Callable[[], None], *, ignore: tuple[type[SessionEvent], ...] = ()
-    ) -> None:
+    def after_publish(self, callback: Callable[[], None]) -> None:
         """Run `callback` on the loop after publishes, behind the subscribers they woke.
 
         For a reader that only needs to know *that* events were published (the event
         recorder): no queue and no task of its own. Publishes that come before it runs share
         one run, which waits behind every subscriber task they woke; a publish after that
-        schedules the next. Outside a running loop nothing is scheduled. Publishes of the
-        ``ignore`` kinds schedule no run.
+        schedules the next. Outside a running loop nothing is scheduled.
         """
-        self._after.append((callback, ignore))
+        self._after.append(callback)
 
     def publish(self, event: SessionEvent) -> None:
         """Queue `event` for every subscriber without waiting for any of them."""
@@ -281,13 +266,7 @@ class EventBus:
                 sub.stats.dropped += 1
                 continue
             self._ensure_task(sub)
-        for fn, kinds in self._inline:
-            if isinstance(event, kinds):
-                try:
-                    fn(event)
-                except Exception:
-                    logger.exception(f"steward event bus: inline reader {fn!r} failed")
-        if any(not isinstance(event, ignore) for _, ignore in self._after):
+        if self._after:
             self._schedule_after()
 
     def _schedule_after(self) -> None:
@@ -308,7 +287,7 @@ class EventBus:
             loop.call_soon(self._run_after, loop)
             return
         self._after_queued = None
-        for callback, _ in list(self._after):
+        for callback in list(self._after):
             try:
                 callback()
             except Exception:

@@ -61,9 +61,12 @@ class Steward:
     extractor: attaching another one by hand replaces the automatic one.
     """
 
-    reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
-    """The relay events ``_on_event`` handles: the bus wakes it for these only. The caller's
-    transcripts are read inline as the relay publishes them (``_anticipate``)."""
+    reads: tuple[type[SessionEvent], ...] = (
+        AssistantTurnWritten,
+        AssistantTextComplete,
+        UserTranscript,
+    )
+    """The relay events ``_on_event`` handles: the bus wakes it for these only."""
 
     def __init__(
         self,
@@ -90,7 +93,6 @@ class Steward:
             name="steward-trace",
             kinds=self.reads,
         )
-        self.relay.bus.read_inline(self._anticipate, kinds=(UserTranscript,))
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         # The open caller turn's transcripts, as the user aggregator will join them.
@@ -154,6 +156,9 @@ class Steward:
         return await self.session.restore()
 
     async def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, UserTranscript):
+            self._anticipate(event)
+            return
         if isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary
             return
@@ -161,7 +166,7 @@ class Steward:
         if text and not self.driver.heard(text):  # engine text is recorded by the driver
             self.session.spoke(text, "llm")
 
-    def _anticipate(self, event: SessionEvent) -> None:
+    def _anticipate(self, event: UserTranscript) -> None:
         """Run the engine's step for the caller's words while their turn is ending.
 
         Only where the hook decides (a cascade), for the turn still open: the words are every
@@ -169,9 +174,7 @@ class Steward:
         moment later (``ANTICIPATE_AFTER_S``): the transcript's own way through the pipeline
         goes first, and a turn that has ended, or heard more, by then is not anticipated.
         """
-        if not isinstance(event, UserTranscript) or self.hook is None:
-            return
-        if event.source != "cascade" or not event.text.strip():
+        if self.hook is None or event.source != "cascade" or not event.text.strip():
             return
         turn, parts = self._heard
         part = TextPartForConcatenation(event.text, includes_inter_part_spaces=event.spaced)
