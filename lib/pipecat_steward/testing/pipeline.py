@@ -295,7 +295,11 @@ class TextPipeline(Lifecycle):
         self._run = None
 
     async def say(self, text: str) -> None:
-        """Say `text` as the caller: a final transcript enters the pipeline."""
+        """Say `text` as the caller: a final transcript enters the pipeline.
+
+        Several calls before `settle` are several transcripts, as an STT service sends them;
+        none is lost, and the turn strategy decides whether they make one caller turn.
+        """
         frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
         # Here the transcript itself opens the caller's turn, and the aggregator's turn-start
         # interruption flushes its queue: a second transcript already queued would be lost. In
