@@ -265,14 +265,11 @@ class _ReadInPlace(BaseObserver):
     def on_push_frame(self, data: FramePushed) -> Coroutine[Any, Any, None]:  # pyright: ignore[reportIncompatibleMethodOverride]
         # Not a coroutine of its own: the processor awaits the worker's, one frame less per
         # push. The relay's own de-duplication (frame ids and broadcast siblings) stands in
-        # for the worker's first-push mark, so a frame is read on its first push only. Most
-        # pushes are of types the relay ignores: those cost one dict lookup here.
-        relay = self.relay
-        if relay._by_type.get(type(data.frame), _UNRESOLVED) is not None:
-            try:
-                relay.see(data)
-            except Exception:  # a relay bug must not break the frame path
-                logger.exception(f"steward relay failed on {type(data.frame).__name__}")
+        # for the worker's first-push mark, so a frame is read on its first push only.
+        try:
+            self.relay.see(data)
+        except Exception:  # a relay bug must not break the frame path
+            logger.exception(f"steward relay failed on {type(data.frame).__name__}")
         return self.worker.on_push_frame(data)
 
     async def on_processor_setup(self, data: ProcessorSetUp) -> None:
