@@ -96,7 +96,7 @@ async def _run_all(agent_dir: Path, files: list[Path], direct: bool) -> list[Out
 
 
 async def _play(agent: Any, scenario: Any, direct: bool) -> Outcome:
-    from pipecat_steward.testing.expectations import check_events, check_expectations
+    from pipecat_steward.testing.expectations import check_turns
 
     if direct:
         from pipecat_steward.testing.direct import run_scenario_direct as play
@@ -105,11 +105,9 @@ async def _play(agent: Any, scenario: Any, direct: bool) -> Outcome:
 
     outcome = Outcome(scenario.name, len(scenario.turns))
     traces = await play(agent, scenario)
-    for trace, turn in zip(traces, scenario.turns, strict=False):
-        problems = check_expectations(trace, turn.checks) + check_events(trace, turn.events)
-        if problems:
-            outcome.failures[trace["turn"]] = problems
-            outcome.users[trace["turn"]] = turn.user
+    outcome.failures = check_turns(traces, scenario.turns)
+    played = zip(traces, scenario.turns, strict=False)
+    outcome.users = {t["turn"]: turn.user for t, turn in played if t["turn"] in outcome.failures}
     if len(traces) < len(scenario.turns):
         outcome.failures[len(traces) + 1] = ["the scenario stopped before this turn"]
     return outcome

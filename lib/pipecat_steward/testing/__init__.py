@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pipecat_steward.testing.chaos_slm import ChaosSLM, check_monitored
     from pipecat_steward.testing.chaos_surface import chaos_agent
     from pipecat_steward.testing.direct import run_scenario_direct
+    from pipecat_steward.testing.expectations import check_turns
     from pipecat_steward.testing.monitored import run_scenario_monitored
     from pipecat_steward.testing.pipeline import (
         PlaybackTransport,
@@ -94,6 +95,7 @@ _WHERE = {
         "load_scenarios",
         "trace_turn",
     ),
+    "expectations": ("check_turns",),
     "simulate": ("run_scenario",),
     "direct": ("run_scenario_direct",),
     "chaos_actors": ("ChaosCaller", "ChaosHost", "ChaosModel"),
@@ -156,6 +158,7 @@ __all__ = [
     "TextPipeline",
     "TextTTS",
     "check_expectations",
+    "check_turns",
     "load_scenario",
     "load_scenarios",
     "nova_sonic_service",

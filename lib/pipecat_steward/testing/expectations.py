@@ -7,15 +7,28 @@ them: the bot's reply text (``response`` / ``llm_response`` / ``tts_response`` w
 ``text_contains`` / ``text_excludes``) and the LLM's function calls (``function_call`` with
 ``name`` / ``args`` / ``calls``); timing, audio and judged (``eval:``) criteria need a live bot
 and are left to ``pipecat eval``.
+
+``pipecat eval`` sends a turn as soon as the turn before it has met its expectations, so those
+expectations also pace the call: one of them must wait for the bot's last words, or the next
+turn is sent while the bot is still answering (``check_pacing``). ``check_turns`` runs every
+check over a played scenario.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["CHECK_KEYS", "check_events", "check_expectations", "unknown_keys"]
+__all__ = [
+    "CHECK_KEYS",
+    "CheckedTurn",
+    "check_events",
+    "check_expectations",
+    "check_pacing",
+    "check_turns",
+    "unknown_keys",
+]
 
 _VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "bot_source": lambda t: [b["source"] for b in t["bot"]],
@@ -34,6 +47,17 @@ CHECK_KEYS: tuple[str, ...] = tuple(
 """Every key a turn's ``steward:`` block may hold."""
 
 _REPLY_EVENTS = ("response", "llm_response", "tts_response")
+
+
+class CheckedTurn(Protocol):
+    """What the checks read of a scenario turn (``testing.scenario.ScenarioTurn``)."""
+
+    @property
+    def checks(self) -> Mapping[str, Any]: ...
+    @property
+    def events(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def send_after(self) -> Any: ...
 
 
 def unknown_keys(expect: Mapping[str, Any]) -> list[str]:
@@ -135,6 +159,56 @@ def check_events(trace: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) 
             problems += [f"expect #{number} ({kind}): {p}" for p in _reply(trace, event)]
         elif kind == "function_call":
             problems += [f"expect #{number} (function_call): {p}" for p in _calls(trace, event)]
+    return problems
+
+
+def check_pacing(trace: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Whether the turn's expectations hold the next turn until the bot's last words; if not, why.
+
+    ``pipecat eval`` matches a bare reply expectation to the turn's first response, and the
+    LLM's tool-call response (empty) is one; an expectation with ``text_contains`` is met when
+    the words arrive. So one of them must be met only by the last thing the bot says this turn.
+    A judged expectation (``eval:``) counts: the judge can ask for more text.
+    """
+    said = [b["text"] for b in trace["bot"]]
+    if not said or any(_waits_for_last(e, said, trace["llm_calls"]) for e in events):
+        return []
+    return [
+        "pacing: pipecat eval sends the next turn as soon as this turn's expectations are met, "
+        f"and none waits for the bot's last words ({said[-1]!r}); expect "
+        "{event: response, text_contains: <words only they say>}"
+    ]
+
+
+def _waits_for_last(event: Mapping[str, Any], said: Sequence[str], calls: Sequence[Any]) -> bool:
+    if event.get("event") not in _REPLY_EVENTS or event.get("absent"):
+        return False
+    if event.get("eval") is not None:
+        return True
+    needle = event.get("text_contains")
+    if needle is None:  # met by the first response: the last one only if it is the only one
+        return not calls and len(said) == 1
+    before = " ".join(said[:-1])
+    return _contains(said[-1], str(needle)) and not _contains(before, str(needle))
+
+
+def check_turns(
+    traces: Sequence[Mapping[str, Any]], turns: Sequence[CheckedTurn]
+) -> dict[int, list[str]]:
+    """Every check of a played scenario: turn number (from 1) → its problems, where it has any.
+
+    Args:
+        traces: One trace per played turn, in order.
+        turns: The scenario's turns.
+    """
+    problems: dict[int, list[str]] = {}
+    for index, (trace, turn) in enumerate(zip(traces, turns, strict=False)):
+        found = check_expectations(trace, turn.checks) + check_events(trace, turn.events)
+        after = turns[index + 1] if index + 1 < len(turns) else None
+        if after is not None and after.send_after is None:
+            found += check_pacing(trace, turn.events)
+        if found:
+            problems[trace["turn"]] = found
     return problems
 
 
