@@ -69,7 +69,13 @@ async def _wait_for(port: int, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the bot never listened")
 
 
-async def test_pipecat_eval_passes_a_shipped_scenario_against_bot_py() -> None:
+@pytest.mark.parametrize("token_delay", [0.0, 0.05], ids=["fast", "slow"])
+async def test_pipecat_eval_passes_a_shipped_scenario_against_bot_py(token_delay: float) -> None:
+    """A slow model widens the gap between a tool call and the reply after it.
+
+    ``pipecat eval`` sends the next turn once a turn's expectations are met; the scenario's
+    must wait for the reply, not the tool call's empty response, at any model speed.
+    """
     script = [
         Call("start_retail_order_cancel", {"quote": "cancel my order"}),
         Say("What's the order number?"),
@@ -80,7 +86,7 @@ async def test_pipecat_eval_passes_a_shipped_scenario_against_bot_py() -> None:
     ]
     assert isinstance(scenario, EvalScriptScenario)
     port = _free_port()
-    async with ChatCompletionsServer(script, default=Say("Okay.")) as llm:
+    async with ChatCompletionsServer(script, default=Say("Okay."), token_delay=token_delay) as llm:
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env["STEWARD_LLM_BASE_URL"] = llm.base_url
         argv = [sys.executable, str(ROOT / "bots/order_desk/bot.py"), "--port", str(port)]
