@@ -7,12 +7,14 @@ sentence. `PlaybackTransport` is a real output transport, so bot started/stopped
 and barge-in behave as in a call; with `secs_per_word > 0` audio plays in real time, which
 barge-in tests need.
 
-`settle` waits for explicit completion, never for quiet time, so a scenario's trace does not
-depend on how loaded the machine is: every caller transcript said is in a turn handed to the
-LLM, every LLM
-response has ended, no function call is in progress, the bot is not speaking, and a marker
-frame sent through the whole pipeline came out the far end with no other work moving while it
-travelled (every frame queued before it, in every stage, has been handled).
+On a cascaded pipeline `settle` waits for explicit completion, never for quiet time, so a
+scenario's trace does not depend on how loaded the machine is: every caller transcript said is
+in a turn handed to the LLM, every LLM response has ended, no function call is in progress, the
+bot is not speaking, and a marker frame sent through the whole pipeline came out the far end
+with no other work moving while it travelled (every frame queued before it, in every stage, has
+been handled). A speech-to-speech service answers over its own connection, outside the
+pipeline's queues, so nothing in the pipeline tells when its answer has all arrived; there
+`settle` also waits for a short time with no frame moving.
 """
 
 from __future__ import annotations
