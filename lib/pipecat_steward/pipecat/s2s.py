@@ -160,6 +160,12 @@ class StewardS2S(Steward):
         """Whether the engine is handling a caller turn or a tool call (an executor may be slow)."""
         return self._lock.locked()
 
+    async def idle(self) -> None:
+        """Return once the engine is handling no caller turn and no tool call."""
+        while self._lock.locked():
+            async with self._lock:
+                pass
+
     def attach(self, llm: LLMService) -> StewardHook:
         """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
         if not adapter_class(llm).channels.per_inference_hook:  # a speech-to-speech service

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pipecat_steward.testing.monitored import run_scenario_monitored
     from pipecat_steward.testing.pipeline import (
         PlaybackTransport,
+        ProviderSync,
         TextPipeline,
         TextTTS,
         transcript_turn_strategies,
@@ -68,7 +69,13 @@ if TYPE_CHECKING:
     from pipecat_steward.testing.simulate import run_scenario
 
 _WHERE = {
-    "pipeline": ("PlaybackTransport", "TextPipeline", "TextTTS", "transcript_turn_strategies"),
+    "pipeline": (
+        "PlaybackTransport",
+        "ProviderSync",
+        "TextPipeline",
+        "TextTTS",
+        "transcript_turn_strategies",
+    ),
     "script": ("Call", "Say", "Step", "split_step"),
     "scripted_llm": (
         "CallOutcome",
@@ -148,6 +155,7 @@ __all__ = [
     "InferenceRecord",
     "NovaSonicFake",
     "PlaybackTransport",
+    "ProviderSync",
     "RealtimeServer",
     "Say",
     "Scenario",

@@ -13,15 +13,18 @@ in a turn handed to the LLM, every LLM response has ended, no function call is i
 bot is not speaking, and a marker frame sent through the whole pipeline came out the far end
 with no other work moving while it travelled (every frame queued before it, in every stage, has
 been handled). A speech-to-speech service answers over its own connection, outside the
-pipeline's queues, so nothing in the pipeline tells when its answer has all arrived; there
-`settle` also waits for a short time with no frame moving.
+pipeline's queues, so nothing in the pipeline tells when its answer has all arrived: give the
+pipeline the provider fake's `ProviderSync` (`RealtimeServer.settler`) and `settle` also waits
+until the fake and the service have each handled everything the other sent, with no response
+running, and nothing new between two such syncs. Without one (a provider fake that offers no
+sync), a speech-to-speech `settle` falls back to waiting for a short time with no frame moving.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +69,11 @@ from pipecat_steward.testing.lifecycle import Lifecycle
 SAMPLE_RATE = 24_000
 _CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands between sentences
 _NOISE = (BotSpeakingFrame, TTSAudioRawFrame, OutputAudioRawFrame, MetricsFrame)
+
+ProviderSync = Callable[[], Awaitable[int]]
+"""Returns once a speech-to-speech provider's fake has handled every message its service sent
+before the call and finished every response it started, and the service has handled every
+message the fake sent before answering; the number of client messages the fake has handled."""
 
 
 class TextTTS(TTSService):
@@ -229,6 +237,7 @@ class TextPipeline(Lifecycle):
         user_id: str = "caller",
         speech_to_speech: bool = False,
         turn_end_s: float = 0.05,
+        provider_sync: ProviderSync | None = None,
     ) -> None:
         """Build the pipeline (it starts on `__aenter__`).
 
@@ -243,9 +252,12 @@ class TextPipeline(Lifecycle):
             speech_to_speech: Leave out the TTS: `llm` is an S2S service.
             turn_end_s: The silence after a transcript that ends the caller's turn (0: the
                 transcript ends it at once).
+            provider_sync: How `settle` syncs with a speech-to-speech provider's fake (see the
+                module docs).
 
         """
         self.llm = llm
+        self.provider_sync = provider_sync
         self.context = context if context is not None else LLMContext()
         self.user_id = user_id
         params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies(turn_end_s))
@@ -317,25 +329,41 @@ class TextPipeline(Lifecycle):
         """Wait until the bot is done with everything said so far (see the module docs).
 
         Args:
-            quiet: Extra seconds with no frame moving after completion. A speech-to-speech
-                provider answers over its own connection, outside the pipeline's queues, so
-                its pipelines also wait this long (default 0.3 s); cascaded ones never do
-                (default 0).
+            quiet: Extra seconds with no frame moving after completion: the fallback for a
+                speech-to-speech pipeline without a `provider_sync` (default 0.3 s there, 0
+                elsewhere).
             timeout: Give up (``TimeoutError``) after this long; a bound, not a clock the
                 result depends on.
         """
         if quiet is None:
-            quiet = 0.3 if self.tts is None else 0.0
+            quiet = 0.3 if self.tts is None and self.provider_sync is None else 0.0
         async with asyncio.timeout(timeout):
             await asyncio.sleep(quiet)  # a provider's answer may not have started moving yet
-            while True:
-                await self._idle()
-                moves = self.activity.moves
-                await self._probe()
-                if self.activity.moves == moves and self._done():
-                    break
+            while not await self._round():
+                pass
             while quiet and time.monotonic() - self.activity.last_push < quiet:
                 await asyncio.sleep(0.02)
+
+    async def _round(self) -> bool:
+        """One pass over the pipeline (and the provider); whether nothing moved during it."""
+        await self._idle()
+        moves = self.activity.moves
+        before = await self._sync()
+        await self._probe()
+        after = await self._sync()
+        finished = self.worker.has_finished()
+        return finished or (self.activity.moves == moves and before == after and self._done())
+
+    async def _sync(self) -> int:
+        """Sync with the provider (0 without one, or once the pipeline has ended)."""
+        if self.provider_sync is None or self._run is None:
+            return 0
+        sync = asyncio.ensure_future(self.provider_sync())
+        await asyncio.wait({sync, self._run}, return_when=asyncio.FIRST_COMPLETED)
+        if not sync.done():  # the pipeline ended: its service answers nothing more
+            sync.cancel()
+            return 0
+        return sync.result()
 
     def _done(self) -> bool:
         a = self.activity

@@ -138,20 +138,29 @@ class RealtimeRun:
 
 
 @asynccontextmanager
-async def realtime_run(agent: Agent, **kwargs: Any) -> AsyncIterator[RealtimeRun]:
+async def realtime_run(
+    agent: Agent, *, provider: RealtimeServer | None = None, **kwargs: Any
+) -> AsyncIterator[RealtimeRun]:
     """Start a ``StewardS2S`` for ``agent`` on a real OpenAI Realtime service and its fake.
 
     Args:
         agent: The loaded agent.
+        provider: The fake to run on (a new ``RealtimeServer`` when omitted), e.g. one with
+            ``latency``; its script is the run's.
         **kwargs: Passed to ``StewardS2S`` (``rng``, ``event_data``, ``channel`` …).
 
     """
     steward = StewardS2S(agent, **kwargs)
-    async with RealtimeServer() as fake:
+    async with provider or RealtimeServer() as fake:
         model = ObedientRealtimeModel(fake)
         llm = realtime_service(fake, agent.prompt)
         steward.attach_s2s(llm)
-        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+        async with TextPipeline(
+            llm,
+            observers=steward.observers,
+            speech_to_speech=True,
+            provider_sync=fake.settler(llm),
+        ) as pipe:
             await fake.wait_for(lambda e: e.get("type") == "session.update")
             await pipe.settle()
             yield RealtimeRun(steward, fake, model, pipe)
@@ -182,26 +191,33 @@ async def run_scenario_s2s(
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
     events: EventPublisher | None = None,
+    provider: RealtimeServer | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``scenario`` through a real S2S pipeline; return one trace dict per caller turn.
 
     With a ``checkpointer`` the session is restored by identity first and completed turns are
     skipped; the steward saves at every turn boundary by itself. ``events`` receives the call's
-    conversation events.
+    conversation events; ``provider`` is the fake to run on (see ``realtime_run``).
     """
     loaded, clock, options = scenario_setup(agent, scenario)
     async with realtime_run(
-        loaded, clock=clock, checkpointer=checkpointer, events=events, **options
+        loaded,
+        provider=provider,
+        clock=clock,
+        checkpointer=checkpointer,
+        events=events,
+        **options,
     ) as run:
         await run.steward.start()
         return await play_scenario(RealtimePlayer(run, clock), scenario, on_turn)
 
 
 async def _settle(pipe: TextPipeline, steward: StewardS2S, fake: RealtimeServer) -> None:
-    """Wait until the pipeline, the steward's events and the fake are all quiet."""
-    seen = -1
-    while seen != len(fake.received) or steward.busy:
-        seen = len(fake.received)
+    """Wait until the pipeline, the fake, the steward and its events are all done."""
+    while True:
+        await steward.idle()
         await pipe.settle()
+        mark = (pipe.activity.moves, len(fake.received))
         await steward.relay.bus.drain()
-        await asyncio.sleep(0.05)
+        if not steward.busy and mark == (pipe.activity.moves, len(fake.received)):
+            return

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 HOST = "127.0.0.1"
 Received = TypeVar("Received")
+T = TypeVar("T")
 StepSource: TypeAlias = Step | Callable[[Any], Step]
 """A scripted step, or a callable that picks the step from what the client sent."""
 
@@ -73,11 +74,12 @@ class LocalServer(Lifecycle):
         if stack is not None:
             await stack.aclose()
 
-    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
-        """Run ``work`` in the background until it ends or the fake stops."""
+    def spawn(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``work`` in the background until it ends or the fake stops; its task."""
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         """Open the listener on ``port`` (0: any), push its closing on ``stack``; the port."""

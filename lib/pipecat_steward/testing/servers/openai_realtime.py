@@ -6,17 +6,26 @@ for every `session.update`, `conversation.item.added`/`.done` echoes, and for ea
 `response.create` the next scripted step as transcript + audio deltas and/or function
 calls, ending in `response.done`. `user_says` pushes a caller transcript as the server's
 input-audio transcription would. Every client event is recorded in `received`.
+
+`settler(llm)` lets a harness wait for explicit completion instead of quiet time: it sends a
+marker client event through the service's own connection, the fake answers it once every
+response it started has ended, with a marker server event the service reports through its
+public ``on_conversation_item_updated`` event. Both connections keep their order, so when the
+answer comes back the fake has handled everything the service sent before the marker, and the
+service has handled everything the fake sent before its answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, Literal
 
+from pipecat.services.openai.realtime.events import ClientEvent
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -31,6 +40,15 @@ from pipecat_steward.testing.servers._base import (
 Event = dict[str, Any]
 _SAMPLE_RATE = 24_000
 _CHUNK_SECS = 0.02
+SETTLE_EVENT = "steward.settle"
+"""The type of the marker client event a settler sends (this fake's own; never recorded)."""
+_MARKER = "steward-settled-"
+
+
+class SettleEvent(ClientEvent):
+    """The marker client event ``RealtimeSettler`` sends through the service's connection."""
+
+    type: Literal["steward.settle"] = "steward.settle"
 
 
 class RealtimeServer(ScriptedFake[Event]):
@@ -47,6 +65,7 @@ class RealtimeServer(ScriptedFake[Event]):
         *,
         default: Step = DEFAULT_REPLY,
         chunks_per_word: int = 1,
+        latency: float = 0.0,
     ) -> None:
         """Create the server (it listens on `__aenter__`).
 
@@ -54,12 +73,15 @@ class RealtimeServer(ScriptedFake[Event]):
             script: One step per `response.create`; a callable step gets that client event.
             default: The response once the script is exhausted.
             chunks_per_word: 20 ms audio chunks sent per transcript word.
+            latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
         super().__init__(script, default=default)
         self._chunks_per_word = chunks_per_word
+        self._latency = latency
         self._ws: ServerConnection | None = None
         self._cancelled = False
+        self._responding: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
@@ -93,9 +115,16 @@ class RealtimeServer(ScriptedFake[Event]):
         except ConnectionClosed:
             pass
 
+    def settler(self, llm: Any) -> RealtimeSettler:
+        """A ``ProviderSync`` for a ``TextPipeline`` of ``llm`` (this fake's service)."""
+        return RealtimeSettler(self, llm)
+
     async def _on_client_event(self, event: Event) -> None:
-        self.record(event)
         kind = event.get("type")
+        if kind == SETTLE_EVENT:
+            self.spawn(self._answer_settle(str(event["event_id"]), len(self.received)))
+            return
+        self.record(event)
         if kind == "session.update":
             await self._send({"type": "session.updated", "session": event["session"]})
         elif kind == "conversation.item.create":
@@ -103,11 +132,25 @@ class RealtimeServer(ScriptedFake[Event]):
             await self._send({"type": "conversation.item.done", "item": event["item"]})
         elif kind == "response.create":
             self._cancelled = False
-            self.spawn(self._respond(self.next_step(event)))
+            task = self.spawn(self._respond(self.next_step(event)))
+            self._responding.add(task)
+            task.add_done_callback(self._responding.discard)
         elif kind == "response.cancel":
             self._cancelled = True
 
+    async def _answer_settle(self, marker: str, received: int) -> None:
+        """Once every response started so far has ended, answer the settle marker.
+
+        The answer carries how many client events were recorded when the marker arrived.
+        """
+        await asyncio.gather(*self._responding, return_exceptions=True)
+        content = [{"type": "text", "text": str(received)}]
+        item = {"id": _MARKER + marker, "type": "message", "role": "system", "content": content}
+        await self._send({"type": "conversation.item.done", "item": item})
+
     async def _respond(self, step: Step) -> None:
+        if self._latency:
+            await asyncio.sleep(self._latency)
         response_id = self.new_id("resp")
         created = {"id": response_id, "status": "in_progress", "output": []}
         await self._send({"type": "response.created", "response": created})
@@ -165,3 +208,33 @@ class RealtimeServer(ScriptedFake[Event]):
             await self._ws.send(json.dumps(event))
         except ConnectionClosed:
             self._ws = None
+
+
+class RealtimeSettler:
+    """Waits until the fake and its service have handled everything each sent the other.
+
+    Call it (``await settler()``): it returns the number of client events the fake had
+    recorded when the marker reached it (see the module docstring).
+    """
+
+    def __init__(self, fake: RealtimeServer, llm: Any) -> None:
+        self.fake = fake
+        self.llm = llm
+        self._ids = itertools.count(1)
+        self._waiting: dict[str, asyncio.Future[int]] = {}
+        llm.add_event_handler("on_conversation_item_updated", self._on_item)
+
+    async def __call__(self) -> int:
+        marker = f"settle-{next(self._ids)}"
+        answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiting[marker] = answered
+        try:
+            await self.llm.send_client_event(SettleEvent(event_id=marker))
+            return await answered
+        finally:
+            self._waiting.pop(marker, None)
+
+    async def _on_item(self, _llm: Any, item_id: str, item: Any) -> None:
+        answered = self._waiting.get(item_id.removeprefix(_MARKER))
+        if item_id.startswith(_MARKER) and answered is not None and not answered.done():
+            answered.set_result(int(item.content[0].text))
