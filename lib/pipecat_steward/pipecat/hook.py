@@ -174,9 +174,13 @@ class StewardHook:
         await self.llm.push_frame(EndWorkerFrame(reason="end_session"), FrameDirection.DOWNSTREAM)
 
     async def _update_llm_settings(self, system: str) -> None:
-        # The same call LLMUpdateSettingsFrame makes, applied before this request is built.
-        if isinstance(self.llm, LLMService):
-            await self.llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
+        # The same call LLMUpdateSettingsFrame makes, applied before this request is built. An
+        # instruction the service already holds would change nothing: it is not applied again.
+        llm = self.llm
+        if not isinstance(llm, LLMService):
+            return
+        if getattr(llm.settings, "system_instruction", None) != system:
+            await llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
 
     def _new_user_text(self, messages: Sequence[Any], speculative: bool) -> str:
         for index in range(len(messages) - 1, -1, -1):
