@@ -187,3 +187,28 @@ async def test_a_speculative_inference_never_preempts_nor_changes_the_session():
         "confirm_pending",
         "find_available_times",
     ]
+
+
+async def test_an_instruction_the_app_sets_between_turns_is_replaced_by_the_stewards():
+    """Each inference carries the steward's instruction, whatever the service held before."""
+    from pipecat.frames.frames import LLMUpdateSettingsFrame
+    from pipecat.services.settings import LLMSettings
+
+    steward = Steward.from_folder(BELLA)
+    script = [Say("Welcome! How many guests?"), Say("Which date?")]
+    async with ChatCompletionsServer(script, token_delay=0.0005) as server:
+        settings = OpenAILLMService.Settings(model="gpt-test")
+        llm = OpenAILLMService(api_key="test", base_url=server.base_url, settings=settings)
+        steward.attach(llm)
+        async with TextPipeline(llm, observers=steward.observers) as pipeline:
+            await pipeline.say("Hi")
+            await pipeline.settle()
+            theirs = LLMSettings(system_instruction="The app's own instruction.")
+            await pipeline.worker.queue_frame(LLMUpdateSettingsFrame(delta=theirs))
+            await pipeline.settle()
+            await pipeline.say("Four of us")
+            await pipeline.settle()
+    first, second = server.received
+    assert system(first).startswith(steward.agent.prompt.strip())
+    assert system(second).startswith(steward.agent.prompt.strip())
+    assert "The app's own instruction." not in system(second)
