@@ -245,7 +245,11 @@ async def realtime_playout(latency: float, secs_per_word: float = 0.2) -> Playou
             monitor.on_verdict = on_verdict
             steward.relay.bus.subscribe(on_event, name="playout")
             pipe = TextPipeline(
-                llm, observers=steward.observers, speech_to_speech=True, secs_per_word=secs_per_word
+                llm,
+                observers=steward.observers,
+                speech_to_speech=True,
+                secs_per_word=secs_per_word,
+                provider_sync=fake.settler(llm),
             )
             async with pipe:
                 await fake.wait_for(lambda e: e.get("type") == "session.update")

@@ -110,7 +110,11 @@ async def test_s2s_user_transcript_arrives_upstream_with_empty_user_id():
         log = EventLog(relay)
         context = LLMContext([{"role": "user", "content": "hello"}])
         async with TextPipeline(
-            llm, context=context, observers=[relay], speech_to_speech=True
+            llm,
+            context=context,
+            observers=[relay],
+            speech_to_speech=True,
+            provider_sync=server.settler(llm),
         ) as pipeline:
             await server.wait_for(lambda e: e["type"] == "session.updated" or e["type"] == "session.update")
             await server.user_says("I need a table")
