@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipecat.services.openai.realtime.events import ResponseCreateEvent
 
 from pipecat_steward.testing import RealtimeServer, Say, TextPipeline
 from pipecat_steward.testing.simulate import load_scenario
@@ -56,19 +57,13 @@ async def test_settle_returns_once_nothing_more_is_coming(latency: float):
             await fake.user_says("Hello.")
             await pipe.settle()
             started = time.monotonic()
-            await llm.send_client_event(_response_create())
+            await llm.send_client_event(ResponseCreateEvent())
             await pipe.settle()
             assert time.monotonic() - started >= latency
             assert "".join(pipe.spoken).startswith("One two three.")
             settled = (list(pipe.spoken), len(fake.received), pipe.activity.moves)
             await asyncio.sleep(SLOW + 0.2)  # whatever was still coming would arrive now
             assert (pipe.spoken, len(fake.received), pipe.activity.moves) == settled
-
-
-def _response_create() -> Any:
-    from pipecat.services.openai.realtime.events import ResponseCreateEvent
-
-    return ResponseCreateEvent()
 
 
 async def test_a_sync_counts_what_the_fake_has_handled() -> None:
@@ -79,7 +74,7 @@ async def test_a_sync_counts_what_the_fake_has_handled() -> None:
             await fake.wait_for(lambda e: e.get("type") == "session.update")
             first = await sync()
             assert first == len(fake.received)
-            await llm.send_client_event(_response_create())
+            await llm.send_client_event(ResponseCreateEvent())
             assert await sync() == first + 1  # the marker came after the request, in order
             await pipe.settle()
             assert "".join(pipe.spoken).strip() == "Okay."
