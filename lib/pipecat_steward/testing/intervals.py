@@ -27,9 +27,6 @@ class Interval:
     low: float
     high: float
 
-    def __str__(self) -> str:
-        return f"{self.low:+.2f} to {self.high:+.2f}"
-
 
 def paired_interval(
     pairs: Sequence[Pair],
