@@ -8,6 +8,17 @@ next scripted step (speculative text, audio, final text, or a `toolUse`).
 
     async with NovaSonicFake([Say("Hello.")]) as fake:
         llm = nova_sonic_service(fake, system_instruction="...")
+        pipeline = TextPipeline(llm, speech_to_speech=True, provider_sync=fake.settler(llm))
+
+`settler(llm)` lets a harness wait for explicit completion instead of quiet time, with no
+marker: the fake IS the service's stream. Pipecat writes every client event with
+``await input_stream.send(...)`` inline in the code that makes it (``_send_client_event``), and
+the fake records it before ``send`` returns, so whatever the service sent before the settler
+runs is already recorded (a function call's result is sent before its result frame, which the
+pipeline waits for, is pushed). Pipecat's receive loop (``_receive_task_handler``) takes one
+output event with ``receive()``, handles it to the end, then calls ``receive()`` again; so once
+every response has finished, every event put in the outbox was taken, and the loop is back in
+``receive()``, the service has handled everything the fake sent.
 
 Needs Python >= 3.12 and `pipecat-ai[aws-nova-sonic]` (`aws_sdk_bedrock_runtime`).
 """
@@ -28,6 +39,8 @@ from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, S
 if TYPE_CHECKING:
     from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
+    from pipecat_steward.testing.pipeline import ProviderSync
+
 Event = dict[str, Any]
 _AUDIO = base64.b64encode(b"\x00\x00" * 480).decode()  # 20 ms of 24 kHz silence
 
@@ -40,18 +53,30 @@ class NovaSonicFake(ScriptedFake[Event]):
 
     """
 
-    def __init__(self, script: Iterable[StepSource] = (), *, default: Step = DEFAULT_REPLY):
+    def __init__(
+        self,
+        script: Iterable[StepSource] = (),
+        *,
+        default: Step = DEFAULT_REPLY,
+        latency: float = 0.0,
+    ) -> None:
         """Create the fake.
 
         Args:
             script: One step per model response; a callable step gets the triggering event.
             default: The response once the script is exhausted.
+            latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
         super().__init__(script, default=default)
+        self._latency = latency
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._open: dict[str, Event] = {}
         self.streams = 0
+        self._responding: set[asyncio.Task[None]] = set()
+        self._put = self._taken = 0
+        self._handling = False  # the consumer took an event and has not asked for the next
+        self._moved = asyncio.Event()
 
     async def _listen(self, stack: AsyncExitStack, port: int) -> int:
         # An in-memory stream: no socket; stopping ends the output stream.
@@ -78,7 +103,26 @@ class NovaSonicFake(ScriptedFake[Event]):
         """Transcribe `text` as the caller's speech, then answer with the next step."""
         final = json.dumps({"generationStage": "FINAL"})
         await self._block("TEXT", "USER", {"textOutput": {"content": text}}, "END_TURN", final)
-        self.spawn(self._respond(self.next_step({"userSays": text})))
+        self._start_response({"userSays": text})
+
+    def settler(self, llm: Any) -> ProviderSync:
+        """A ``ProviderSync`` for a ``TextPipeline`` of ``llm`` (this fake's service)."""
+        client = llm.create_client()
+        if not (isinstance(client, _FakeBedrockClient) and client.fake is self):
+            raise ValueError("settler(llm) needs a service built by nova_sonic_service(fake)")
+        return self.settled
+
+    async def settled(self) -> int:
+        """Wait until the fake and its service have handled everything each sent the other.
+
+        That is: no response is running, every output event put was taken, and the service's
+        receive loop is back in ``receive()`` (see the module docstring). Returns the number
+        of client events received.
+        """
+        while self._responding or self._taken < self._put or self._handling:
+            self._moved.clear()
+            await self._moved.wait()
+        return len(self.received)
 
     # -- the DuplexEventStream surface pipecat uses --------------------------------------
 
@@ -94,7 +138,12 @@ class NovaSonicFake(ScriptedFake[Event]):
         return None, self
 
     async def receive(self) -> Any:
-        return await self._outbox.get()
+        self._handled()
+        event = await self._outbox.get()
+        if event is not None:
+            self._taken += 1
+            self._handling = True
+        return event
 
     async def close(self) -> None:
         await self._outbox.put(None)
@@ -112,9 +161,25 @@ class NovaSonicFake(ScriptedFake[Event]):
         elif name == "contentEnd":
             start = self._open.pop(body["contentName"], {})
             if _starts_response(start):
-                self.spawn(self._respond(self.next_step(event)))
+                self._start_response(event)
+
+    def _start_response(self, request: Any) -> None:
+        task = self.spawn(self._respond(self.next_step(request)))
+        self._responding.add(task)
+        task.add_done_callback(self._response_ended)
+
+    def _response_ended(self, task: asyncio.Task[None]) -> None:
+        self._responding.discard(task)
+        self._moved.set()
+
+    def _handled(self) -> None:
+        """The consumer asks for the next event: it has handled the one it took before."""
+        self._handling = False
+        self._moved.set()
 
     async def _respond(self, step: Step) -> None:
+        if self._latency:
+            await asyncio.sleep(self._latency)
         text, calls = split_step(step)
         await self._emit({"completionStart": {}})
         for call in calls:
@@ -157,6 +222,7 @@ class NovaSonicFake(ScriptedFake[Event]):
         )
 
         payload = BidirectionalOutputPayloadPart(bytes_=json.dumps({"event": event}).encode())
+        self._put += 1
         await self._outbox.put(InvokeModelWithBidirectionalStreamOutputChunk(value=payload))
 
 
@@ -164,11 +230,11 @@ class _FakeBedrockClient:
     """The one `BedrockRuntimeClient` method the service calls, answered by the fake."""
 
     def __init__(self, fake: NovaSonicFake) -> None:
-        self._fake = fake
+        self.fake = fake
 
     async def invoke_model_with_bidirectional_stream(self, _input: Any) -> NovaSonicFake:
-        self._fake.streams += 1
-        return self._fake
+        self.fake.streams += 1
+        return self.fake
 
 
 def nova_sonic_service(fake: NovaSonicFake, **kwargs: Any) -> AWSNovaSonicLLMService:
