@@ -14,10 +14,12 @@ bot is not speaking, and a marker frame sent through the whole pipeline came out
 with no other work moving while it travelled (every frame queued before it, in every stage, has
 been handled). A speech-to-speech service answers over its own connection, outside the
 pipeline's queues, so nothing in the pipeline tells when its answer has all arrived: give the
-pipeline the provider fake's `ProviderSync` (`RealtimeServer.settler`) and `settle` also waits
-until the fake and the service have each handled everything the other sent, with no response
-running, and nothing new between two such syncs. Without one (a provider fake that offers no
-sync), a speech-to-speech `settle` falls back to waiting for a short time with no frame moving.
+pipeline the provider fake's `ProviderSync` (`settler(llm)` of `RealtimeServer`,
+`GeminiLiveServer` or `NovaSonicFake`) and `settle` also waits until the fake and the service
+have each handled everything the other sent, with no response running and none of the
+service's own pending work (Gemini's held transcript) left, and nothing new between two such
+syncs. Without one (a service on something other than these fakes), a speech-to-speech
+`settle` falls back to waiting for a short time with no frame moving.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ _NOISE = (BotSpeakingFrame, TTSAudioRawFrame, OutputAudioRawFrame, MetricsFrame)
 ProviderSync = Callable[[], Awaitable[int]]
 """Returns once a speech-to-speech provider's fake has handled every message its service sent
 before the call and finished every response it started, and the service has handled every
-message the fake sent before answering; the number of client messages the fake has handled."""
+message the fake sent before answering; the number of client messages the fake has handled, or
+a negative number, new at each call, when it also waited out work of the service's own."""
 
 
 class TextTTS(TTSService):

@@ -11,16 +11,24 @@ The first client message (`setup`) is answered with `setupComplete`; a completed
 turn or a tool response starts the next scripted step (`serverContent` with audio and
 `outputTranscription`, or a `toolCall`). Client keys arrive snake_case at the top level and
 camelCase below; `received` holds them normalised to camelCase.
+
+`settler(llm)` lets a harness wait for explicit completion instead of quiet time (see
+`GeminiSettler`): a marker tool response goes out on the service's own session, after
+everything the service sent before it; the fake answers it once every response it started has
+ended, with a marker `sessionResumptionUpdate` that pipecat dispatches after everything the
+fake sent before it. A websocket keeps each direction's order, so when the service has
+dispatched the answer, each side has handled everything the other sent before the sync.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import ssl
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -41,6 +49,9 @@ Message = dict[str, Any]
 _AUDIO_MIME = "audio/pcm;rate=24000"
 _CHUNK = base64.b64encode(b"\x00\x00" * 480).decode()  # 20 ms of 24 kHz silence
 _OPAQUE = frozenset({"args", "response"})  # user payloads: keys kept as sent
+SETTLE_TOOL = "steward_settle"
+"""The function name of the marker tool response a settler sends (never recorded)."""
+_HANDLE = "steward-settled:"
 
 
 class GeminiLiveServer(ScriptedFake[Message]):
@@ -51,16 +62,25 @@ class GeminiLiveServer(ScriptedFake[Message]):
 
     """
 
-    def __init__(self, script: Iterable[StepSource] = (), *, default: Step = DEFAULT_REPLY):
+    def __init__(
+        self,
+        script: Iterable[StepSource] = (),
+        *,
+        default: Step = DEFAULT_REPLY,
+        latency: float = 0.0,
+    ) -> None:
         """Create the server (it listens on `__aenter__`).
 
         Args:
             script: One step per model turn; a callable step gets the triggering message.
             default: The response once the script is exhausted.
+            latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
         super().__init__(script, default=default)
+        self._latency = latency
         self._ws: ServerConnection | None = None
+        self._responding: set[asyncio.Task[None]] = set()
         self.cert_path: Path | None = None
 
     @property
@@ -117,14 +137,39 @@ class GeminiLiveServer(ScriptedFake[Message]):
         except ConnectionClosed:
             pass
 
+    def settler(self, llm: Any) -> GeminiSettler:
+        """A ``ProviderSync`` for a ``TextPipeline`` of ``llm`` (this fake's service).
+
+        Make it before the pipeline starts: it must see the service ready its session.
+        """
+        return GeminiSettler(llm)
+
     async def _on_client_message(self, message: Message) -> None:
+        marker = _settle_marker(message)
+        if marker is not None:
+            self.spawn(self._answer_settle(marker, len(self.received)))
+            return
         self.record(message)
         if "setup" in message:
             await self._send({"setupComplete": {}})
         elif message.get("clientContent", {}).get("turnComplete") or "toolResponse" in message:
-            self.spawn(self._respond(self.next_step(message)))
+            task = self.spawn(self._respond(self.next_step(message)))
+            self._responding.add(task)
+            task.add_done_callback(self._responding.discard)
+
+    async def _answer_settle(self, marker: str, received: int) -> None:
+        """Once every response started so far has ended, answer the settle marker.
+
+        The answer carries how many client messages were recorded when the marker arrived;
+        pipecat stores a resumption handle only when ``resumable``, so it ignores this one.
+        """
+        await asyncio.gather(*self._responding, return_exceptions=True)
+        update = {"newHandle": f"{_HANDLE}{marker}:{received}", "resumable": False}
+        await self._send({"sessionResumptionUpdate": update})
 
     async def _respond(self, step: Step) -> None:
+        if self._latency:
+            await asyncio.sleep(self._latency)
         text, calls = split_step(step)
         if text:
             await self._speak(text)
@@ -154,6 +199,122 @@ class GeminiLiveServer(ScriptedFake[Message]):
             await self._ws.send(json.dumps(message))
         except ConnectionClosed:
             self._ws = None
+
+
+class GeminiSettler:
+    """Waits until the fake and pipecat's Gemini Live service have handled what each sent.
+
+    Call it (``await settler()``): it returns the number of client messages the fake had
+    recorded when the marker reached it. Pipecat offers no public per-message event for
+    Gemini Live, so the settler reads and hooks private members of ``GeminiLiveLLMService``
+    (pipecat 1.14), and fails at once, naming the member, when pipecat no longer has one:
+
+    * ``_session`` and ``_connection_task``: the marker goes out on the service's own
+      google-genai session; a sync fails at once if the connection ended without one.
+    * ``_handle_session_ready``: the marker goes on ``_session`` only once the service has
+      finished readying a session, so it cannot overtake the history pipecat seeds then.
+    * ``_handle_server_message``: the receive loop awaits it for each message in order; the
+      answer counts once it has returned, when every earlier message was fully dispatched.
+    * ``_transcription_timeout_task``: pipecat holds a caller transcript with no end
+      punctuation for 0.5 s before pushing it. If that flush is pending after the answer,
+      the settler waits for it and returns a negative number, a different one every time, so
+      the harness's next sync cannot agree with this one and it looks again.
+
+    A reconnect drops the answer with the old session: a new session's readiness resolves
+    any pending sync with such a negative number too.
+    """
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        for name in ("_session", "_connection_task", "_transcription_timeout_task"):
+            _private(llm, name)
+        self._ids = itertools.count(1)
+        self._unsettled = itertools.count(-1, -1)
+        self._waiting: dict[str, asyncio.Future[int]] = {}
+        self._readying = 0
+        self._ready = asyncio.Event()
+        self._ready.set()
+        _wrap(llm, "_handle_session_ready", self._on_session_ready)
+        _wrap(llm, "_handle_server_message", self._on_message)
+
+    async def __call__(self) -> int:
+        session = await self._session()
+        marker = f"settle-{next(self._ids)}"
+        answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiting[marker] = answered
+        try:
+            response = {"name": SETTLE_TOOL, "id": marker, "response": {}}
+            await session.send_tool_response(function_responses=response)
+            received = await answered
+        finally:
+            self._waiting.pop(marker, None)
+        return await self._after_flush(received)
+
+    async def _session(self) -> Any:
+        """The service's session, once it is up and readied; fails if its connection ended."""
+        while self._readying or self.llm._session is None:
+            connection = self.llm._connection_task
+            if connection is not None and connection.done():
+                raise RuntimeError(f"{self.llm}'s connection ended: it has no session to sync")
+            self._ready.clear()
+            ready = asyncio.ensure_future(self._ready.wait())
+            waits = {ready} if connection is None else {ready, connection}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            ready.cancel()
+        return self.llm._session
+
+    async def _after_flush(self, received: int) -> int:
+        flush = self.llm._transcription_timeout_task
+        if flush is None or flush.done():
+            return received
+        await asyncio.wait({flush})
+        return next(self._unsettled)
+
+    async def _on_session_ready(self, ready: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        self._readying += 1
+        try:
+            await ready(*args)
+        finally:
+            self._readying -= 1
+            self._ready.set()
+            for answered in self._waiting.values():
+                if not answered.done():
+                    answered.set_result(next(self._unsettled))
+
+    async def _on_message(self, handle: Callable[..., Awaitable[Any]], message: Any) -> None:
+        await handle(message)
+        update = message.session_resumption_update
+        marker, _, received = (update and update.new_handle or "").rpartition(":")
+        answered = self._waiting.get(marker.removeprefix(_HANDLE))
+        if marker.startswith(_HANDLE) and answered is not None and not answered.done():
+            answered.set_result(int(received))
+
+
+def _private(llm: Any, name: str) -> Any:
+    if not hasattr(llm, name):
+        raise TypeError(
+            f"GeminiSettler needs pipecat's GeminiLiveLLMService member {name!r}, which "
+            f"{type(llm).__name__} lacks (did pipecat change?)"
+        )
+    return getattr(llm, name)
+
+
+def _wrap(llm: Any, name: str, hook: Callable[..., Awaitable[None]]) -> None:
+    """Make ``llm.<name>(*args)`` run ``hook(original, *args)`` (on this instance only)."""
+    original = _private(llm, name)
+
+    async def hooked(*args: Any) -> None:
+        await hook(original, *args)
+
+    setattr(llm, name, hooked)
+
+
+def _settle_marker(message: Message) -> str | None:
+    """The marker id when ``message`` is a settler's marker tool response."""
+    responses = message.get("toolResponse", {}).get("functionResponses", [])
+    if len(responses) == 1 and responses[0].get("name") == SETTLE_TOOL:
+        return str(responses[0].get("id"))
+    return None
 
 
 def camel_keys(value: Any) -> Any:
