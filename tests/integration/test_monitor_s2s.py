@@ -134,7 +134,7 @@ class NovaRun:
         calls, gates = (sum(len(getattr(t, f)) for t in turns) for f in ("llm_calls", "gates"))
         self.fake.script = list(steps)
         await self.fake.user_says(user)
-        await self.pipeline.settle(quiet=0.3)
+        await self.pipeline.settle()
         await self.steward.relay.bus.drain()
         await self.pipeline.settle()
         # Nova answers before the steward files the caller's transcript, so this turn's calls
@@ -160,7 +160,9 @@ async def nova_run(agent: Any, **kwargs: Any) -> AsyncIterator[NovaRun]:
         settings = AWSNovaSonicLLMService.Settings(system_instruction=agent.prompt)
         llm = nova_sonic_service(fake, settings=settings, tools=steward.all_tools())
         steward.attach_s2s(llm)  # pyright: ignore[reportArgumentType]
-        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+        async with TextPipeline(
+            llm, observers=steward.observers, speech_to_speech=True, provider_sync=fake.settler(llm)
+        ) as pipe:
             await pipe.worker.queue_frame(LLMRunFrame())
             await fake.wait_for(lambda e: "promptStart" in e)
             yield NovaRun(steward, fake, pipe)

@@ -29,6 +29,7 @@ from pipecat_steward.testing import (
     Call,
     GeminiLiveServer,
     NovaSonicFake,
+    ProviderSync,
     RealtimeServer,
     Say,
     TextPipeline,
@@ -47,6 +48,7 @@ class Provider:
     llm: Any
     notes: Callable[[], list[str]]
     tool_outputs: Callable[[], list[str]]
+    sync: ProviderSync
 
 
 @asynccontextmanager
@@ -67,7 +69,7 @@ async def openai_realtime() -> AsyncIterator[Provider]:
             items = [e["item"] for e in fake.of_type("conversation.item.create")]
             return [i["output"] for i in items if i["type"] == "function_call_output"]
 
-        yield Provider(llm, notes, outputs)
+        yield Provider(llm, notes, outputs, fake.settler(llm))
 
 
 @asynccontextmanager
@@ -80,7 +82,7 @@ async def gemini_live() -> AsyncIterator[Provider]:
             api_key="test", http_options=fake.http_options(), settings=settings, tools=tools(WEATHER)
         )
         outputs = lambda: [json.dumps(r["response"]) for r in fake.tool_responses()]  # noqa: E731
-        yield Provider(llm, fake.texts, outputs)
+        yield Provider(llm, fake.texts, outputs, fake.settler(llm))
 
 
 @asynccontextmanager
@@ -91,7 +93,8 @@ async def nova_sonic() -> AsyncIterator[Provider]:
     async with NovaSonicFake(list(SCRIPT)) as fake:
         settings = AWSNovaSonicLLMService.Settings(system_instruction="Base.")
         llm = nova_sonic_service(fake, settings=settings, tools=tools(WEATHER))
-        yield Provider(llm, lambda: [text for text, _ in fake.texts()], fake.tool_results)
+        texts = lambda: [text for text, _ in fake.texts()]  # noqa: E731
+        yield Provider(llm, texts, fake.tool_results, fake.settler(llm))
 
 
 PROVIDERS = {
@@ -119,7 +122,9 @@ KINDS = pytest.mark.parametrize(
 async def converse(provider: Provider) -> TextPipeline:
     """Open the session, inject a silent note, then a note that makes the model call a tool."""
     context = LLMContext([{"role": "user", "content": "Hi"}])
-    pipeline = TextPipeline(provider.llm, context=context, speech_to_speech=True)
+    pipeline = TextPipeline(
+        provider.llm, context=context, speech_to_speech=True, provider_sync=provider.sync
+    )
     async with pipeline:
         await pipeline.worker.queue_frame(LLMRunFrame())
         await pipeline.settle()

@@ -162,7 +162,7 @@ class Live:
     async def turn(self, user: str, steps: list[Step]) -> None:
         self.fake.script = list(steps)
         await self.fake.user_says(user)
-        await self.pipeline.settle(quiet=0.6)  # Gemini flushes a transcript after 0.5 s
+        await self.pipeline.settle()
         await self.steward.relay.bus.drain()
         await self.pipeline.settle()
 
@@ -182,7 +182,9 @@ async def gemini_live(agent: Agent) -> AsyncIterator[Live]:
         )
         # The fake, unlike Gemini, does not answer the caller's audio by itself.
         steward.attach_s2s(llm, respond=True)
-        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+        async with TextPipeline(
+            llm, observers=steward.observers, speech_to_speech=True, provider_sync=fake.settler(llm)
+        ) as pipe:
             await fake.wait_for(lambda m: "setup" in m)
             # As apps do: the bot opens, which gives the service its context. A note sent
             # before that would go out twice (pipecat 1.14 sends it, then the context).
@@ -203,7 +205,9 @@ async def nova_sonic(agent: Agent) -> AsyncIterator[Live]:
         settings = AWSNovaSonicLLMService.Settings(system_instruction=agent.prompt)
         llm = nova_sonic_service(fake, settings=settings, tools=steward.all_tools())
         steward.attach_s2s(llm)  # Nova answers the caller by itself: respond stays off
-        async with TextPipeline(llm, observers=steward.observers, speech_to_speech=True) as pipe:
+        async with TextPipeline(
+            llm, observers=steward.observers, speech_to_speech=True, provider_sync=fake.settler(llm)
+        ) as pipe:
             await pipe.worker.queue_frame(LLMRunFrame())  # Nova sets up once it has a context
             await fake.wait_for(lambda e: "promptStart" in e)
             results = lambda: [json.loads(r) for r in fake.tool_results()]  # noqa: E731
