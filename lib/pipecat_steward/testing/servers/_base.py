@@ -4,7 +4,8 @@
 ``async with``) until ``stop``, on a free port the first time and on the same port when started
 again; ``start`` returns once the port accepts connections, and ``stop`` cancels the fake's
 background work and closes the listener and what it opened. ``ScriptedFake`` adds the script
-of responses and the log of what the client sent.
+of responses and the log of what the client sent; ``RespondingFake`` runs each response in the
+background after a time to first audio, and knows when every response it started has ended.
 """
 
 from __future__ import annotations
@@ -162,3 +163,58 @@ class ScriptedFake(LocalServer, Generic[Received]):
                     return matches
                 self._changed.clear()
                 await self._changed.wait()
+
+
+class RespondingFake(ScriptedFake[Received]):
+    """A speech-to-speech fake: each response runs in the background after ``latency``.
+
+    A subclass starts a response with ``start_response`` and writes it in ``_respond``; its
+    settler waits for ``responses_ended`` (or checks ``responding``) so a harness settles on
+    the responses' explicit end, never on a quiet spell.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[StepSource] = (),
+        *,
+        default: Step = DEFAULT_REPLY,
+        latency: float = 0.0,
+    ) -> None:
+        """Create the fake.
+
+        Args:
+            script: One step per model response, in order.
+            default: The response once the script is exhausted.
+            latency: Seconds before each response starts, as a provider's time to first audio.
+
+        """
+        super().__init__(script, default=default)
+        self.latency = latency
+        self._responding: set[asyncio.Task[None]] = set()
+
+    @property
+    def responding(self) -> bool:
+        """Whether a response started by ``start_response`` has not ended yet."""
+        return bool(self._responding)
+
+    def start_response(self, request: Any) -> None:
+        """Answer ``request`` with the next step, in the background, after ``latency``."""
+        task = self.spawn(self._respond_after_latency(self.next_step(request)))
+        self._responding.add(task)
+        task.add_done_callback(self._response_ended)
+
+    async def responses_ended(self) -> None:
+        """Return once every response started so far has ended (or failed)."""
+        await asyncio.gather(*self._responding, return_exceptions=True)
+
+    def _response_ended(self, task: asyncio.Task[None]) -> None:
+        self._responding.discard(task)
+
+    async def _respond_after_latency(self, step: Step) -> None:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        await self._respond(step)
+
+    async def _respond(self, step: Step) -> None:
+        """Send the response ``step`` to the client."""
+        raise NotImplementedError

@@ -39,7 +39,7 @@ from websockets.exceptions import ConnectionClosed
 from pipecat_steward.testing.script import Call, Step, split_step
 from pipecat_steward.testing.servers._base import (
     DEFAULT_REPLY,
-    ScriptedFake,
+    RespondingFake,
     StepSource,
     listen_websocket,
 )
@@ -54,7 +54,7 @@ SETTLE_TOOL = "steward_settle"
 _HANDLE = "steward-settled:"
 
 
-class GeminiLiveServer(ScriptedFake[Message]):
+class GeminiLiveServer(RespondingFake[Message]):
     """A Gemini Live endpoint on 127.0.0.1 over TLS.
 
     Attributes:
@@ -77,10 +77,8 @@ class GeminiLiveServer(ScriptedFake[Message]):
             latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
-        super().__init__(script, default=default)
-        self._latency = latency
+        super().__init__(script, default=default, latency=latency)
         self._ws: ServerConnection | None = None
-        self._responding: set[asyncio.Task[None]] = set()
         self.cert_path: Path | None = None
 
     @property
@@ -153,9 +151,7 @@ class GeminiLiveServer(ScriptedFake[Message]):
         if "setup" in message:
             await self._send({"setupComplete": {}})
         elif message.get("clientContent", {}).get("turnComplete") or "toolResponse" in message:
-            task = self.spawn(self._respond(self.next_step(message)))
-            self._responding.add(task)
-            task.add_done_callback(self._responding.discard)
+            self.start_response(message)
 
     async def _answer_settle(self, marker: str, received: int) -> None:
         """Once every response started so far has ended, answer the settle marker.
@@ -163,13 +159,11 @@ class GeminiLiveServer(ScriptedFake[Message]):
         The answer carries how many client messages were recorded when the marker arrived;
         pipecat stores a resumption handle only when ``resumable``, so it ignores this one.
         """
-        await asyncio.gather(*self._responding, return_exceptions=True)
+        await self.responses_ended()
         update = {"newHandle": f"{_HANDLE}{marker}:{received}", "resumable": False}
         await self._send({"sessionResumptionUpdate": update})
 
     async def _respond(self, step: Step) -> None:
-        if self._latency:
-            await asyncio.sleep(self._latency)
         text, calls = split_step(step)
         if text:
             await self._speak(text)

@@ -34,7 +34,7 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from pipecat_steward.testing.script import Call, Step, split_step
-from pipecat_steward.testing.servers._base import DEFAULT_REPLY, ScriptedFake, StepSource
+from pipecat_steward.testing.servers._base import DEFAULT_REPLY, RespondingFake, StepSource
 
 if TYPE_CHECKING:
     from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
@@ -45,7 +45,7 @@ Event = dict[str, Any]
 _AUDIO = base64.b64encode(b"\x00\x00" * 480).decode()  # 20 ms of 24 kHz silence
 
 
-class NovaSonicFake(ScriptedFake[Event]):
+class NovaSonicFake(RespondingFake[Event]):
     """The model side of a Nova Sonic stream, scripted per response.
 
     Attributes:
@@ -68,12 +68,10 @@ class NovaSonicFake(ScriptedFake[Event]):
             latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
-        super().__init__(script, default=default)
-        self._latency = latency
+        super().__init__(script, default=default, latency=latency)
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._open: dict[str, Event] = {}
         self.streams = 0
-        self._responding: set[asyncio.Task[None]] = set()
         self._put = self._taken = 0
         self._handling = False  # the consumer took an event and has not asked for the next
         self._moved = asyncio.Event()
@@ -103,7 +101,7 @@ class NovaSonicFake(ScriptedFake[Event]):
         """Transcribe `text` as the caller's speech, then answer with the next step."""
         final = json.dumps({"generationStage": "FINAL"})
         await self._block("TEXT", "USER", {"textOutput": {"content": text}}, "END_TURN", final)
-        self._start_response({"userSays": text})
+        self.start_response({"userSays": text})
 
     def settler(self, llm: Any) -> ProviderSync:
         """A ``ProviderSync`` for a ``TextPipeline`` of ``llm`` (this fake's service)."""
@@ -119,7 +117,7 @@ class NovaSonicFake(ScriptedFake[Event]):
         receive loop is back in ``receive()`` (see the module docstring). Returns the number
         of client events received.
         """
-        while self._responding or self._taken < self._put or self._handling:
+        while self.responding or self._taken < self._put or self._handling:
             self._moved.clear()
             await self._moved.wait()
         return len(self.received)
@@ -161,15 +159,10 @@ class NovaSonicFake(ScriptedFake[Event]):
         elif name == "contentEnd":
             start = self._open.pop(body["contentName"], {})
             if _starts_response(start):
-                self._start_response(event)
-
-    def _start_response(self, request: Any) -> None:
-        task = self.spawn(self._respond(self.next_step(request)))
-        self._responding.add(task)
-        task.add_done_callback(self._response_ended)
+                self.start_response(event)
 
     def _response_ended(self, task: asyncio.Task[None]) -> None:
-        self._responding.discard(task)
+        super()._response_ended(task)
         self._moved.set()
 
     def _handled(self) -> None:
@@ -178,8 +171,6 @@ class NovaSonicFake(ScriptedFake[Event]):
         self._moved.set()
 
     async def _respond(self, step: Step) -> None:
-        if self._latency:
-            await asyncio.sleep(self._latency)
         text, calls = split_step(step)
         await self._emit({"completionStart": {}})
         for call in calls:

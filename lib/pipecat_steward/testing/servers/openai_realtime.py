@@ -32,7 +32,7 @@ from websockets.exceptions import ConnectionClosed
 from pipecat_steward.testing.script import Call, Step, split_step
 from pipecat_steward.testing.servers._base import (
     DEFAULT_REPLY,
-    ScriptedFake,
+    RespondingFake,
     StepSource,
     listen_websocket,
 )
@@ -51,7 +51,7 @@ class SettleEvent(ClientEvent):
     type: Literal["steward.settle"] = "steward.settle"
 
 
-class RealtimeServer(ScriptedFake[Event]):
+class RealtimeServer(RespondingFake[Event]):
     """An OpenAI Realtime websocket endpoint on 127.0.0.1.
 
     Attributes:
@@ -76,12 +76,10 @@ class RealtimeServer(ScriptedFake[Event]):
             latency: Seconds before each response starts, as a provider's time to first audio.
 
         """
-        super().__init__(script, default=default)
+        super().__init__(script, default=default, latency=latency)
         self._chunks_per_word = chunks_per_word
-        self._latency = latency
         self._ws: ServerConnection | None = None
         self._cancelled = False
-        self._responding: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
@@ -132,9 +130,7 @@ class RealtimeServer(ScriptedFake[Event]):
             await self._send({"type": "conversation.item.done", "item": event["item"]})
         elif kind == "response.create":
             self._cancelled = False
-            task = self.spawn(self._respond(self.next_step(event)))
-            self._responding.add(task)
-            task.add_done_callback(self._responding.discard)
+            self.start_response(event)
         elif kind == "response.cancel":
             self._cancelled = True
 
@@ -143,14 +139,12 @@ class RealtimeServer(ScriptedFake[Event]):
 
         The answer carries how many client events were recorded when the marker arrived.
         """
-        await asyncio.gather(*self._responding, return_exceptions=True)
+        await self.responses_ended()
         content = [{"type": "text", "text": str(received)}]
         item = {"id": _MARKER + marker, "type": "message", "role": "system", "content": content}
         await self._send({"type": "conversation.item.done", "item": item})
 
     async def _respond(self, step: Step) -> None:
-        if self._latency:
-            await asyncio.sleep(self._latency)
         response_id = self.new_id("resp")
         created = {"id": response_id, "status": "in_progress", "output": []}
         await self._send({"type": "response.created", "response": created})
