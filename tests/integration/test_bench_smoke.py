@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SMOKE_ARGS: dict[str, list[str]] = {
     "bench_checkpoints": ["--turns", "3"],
     "bench_engine": ["--repeats", "1"],
-    "bench_load": ["--bots", "bella_notte", "--n", "1,2", "--repeat", "1", "--min-calls", "1"],
+    "bench_load": ["--bots", "bella_notte", "--n", "1,2", "--repeat", "2", "--min-calls", "1"]
+    + ["--processes", "2"],
     "bench_monitor": [],
     "bench_playout": ["--runs", "1", "--latency", "0.05"],
     "bench_seam": ["--turns", "2", "--warmup", "0"],

@@ -44,3 +44,25 @@ def test_noisy_rounds_give_a_repeatable_interval_around_the_ratio(bench: ModuleT
     assert first.value == pytest.approx(sum(steward) / sum(plain))
     assert first.low < first.value < first.high
     assert bench.cpu_ratio(*runs(bench, plain, steward)) == first  # seeded: the docs reproduce
+
+
+def test_rounds_of_several_processes_are_resampled_by_process(bench: ModuleType) -> None:
+    """Steady within each process, 1.1 in one and 1.3 in the other: the interval spans both."""
+    plain, steward = runs(bench, [10.0] * 6, [11.0, 11.0, 11.0, 13.0, 13.0, 13.0])
+    one_process = bench.cpu_ratio(plain, steward)
+    steward.process_of_round = [0, 0, 0, 1, 1, 1]
+    two_processes = bench.cpu_ratio(plain, steward)
+    assert two_processes.value == one_process.value == pytest.approx(1.2)
+    assert two_processes.low == pytest.approx(1.1)
+    assert two_processes.high == pytest.approx(1.3)
+    assert one_process.high - one_process.low < two_processes.high - two_processes.low
+
+
+def test_merging_processes_keeps_every_round_and_its_process(bench: ModuleType) -> None:
+    first = [bench.Run("plain", 2, calls=2, completed=2, turns=8, cpu_ms_per_turn=[9.0])]
+    second = [bench.Run("plain", 2, calls=4, completed=3, errors=["x"], cpu_ms_per_turn=[8.0, 7.0])]
+    (merged,) = bench.merge([first, second])
+    assert (merged.variant, merged.n, merged.calls, merged.completed) == ("plain", 2, 6, 5)
+    assert merged.errors == ["x"] and merged.turns == 8
+    assert merged.cpu_ms_per_turn == [9.0, 8.0, 7.0]
+    assert merged.process_of_round == [0, 1, 1]
