@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.integration.test_canaries import clinic_with_secrets
 
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.pipecat.redaction import SessionSecrets
+from pipecat_steward.pipecat.redaction import SECURE_CAPTURE_VARIABLE, SessionSecrets
 from pipecat_steward.runtime.engine import open_session
 
 VALUES = ["opaltiger", "4000 1234 5678 9010", "123456789", "Opal Tiger", ""]
@@ -24,6 +24,8 @@ TEXTS = [
     "nothing secret here",
     "opal tiger",
     "",
+    "my password is bluefalcon9",
+    "PIN 4412 and 5500 0000 0000 0004",
 ]
 VARIABLES = ["portal_password", "card_number", "member_ssn"]
 
@@ -54,3 +56,35 @@ def test_a_memoised_redaction_equals_a_fresh_one_after_any_change(
                 session.state.variables.pop(a, None)
             continue
         assert secrets.redact(a) == SessionSecrets(session).redact(a)
+
+
+said = st.one_of(
+    step,
+    st.tuples(st.sampled_from(["prepare", "hear"]), st.sampled_from(TEXTS), st.just("")),
+    st.tuples(st.just("capture"), st.sampled_from(["on", ""]), st.just("")),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(said, max_size=25))
+def test_preparing_words_changes_nothing_their_hearing_gives_or_learns(
+    agent: Agent, steps: list[tuple[str, str, str]]
+) -> None:
+    # A session told the caller's words ahead (while their turn ends) against a twin that
+    # was not: every hearing, and every redaction after it, must come out the same.
+    ahead, twin = open_session(agent), open_session(agent)
+    for op, a, b in steps:
+        for session in (ahead, twin):
+            variables = session.state.variables
+            if op == "set":
+                variables[a] = b
+                if not b:
+                    variables.pop(a)
+            elif op == "capture":
+                variables[SECURE_CAPTURE_VARIABLE] = bool(a)
+        if op == "prepare":
+            ahead.secrets.prepare(a)
+        elif op == "hear":
+            assert ahead.secrets.hear(a) == twin.secrets.hear(a)
+        for text in TEXTS:
+            assert ahead.secrets.redact(text) == twin.secrets.redact(text)

@@ -65,6 +65,9 @@ class SessionSecrets:
         # while the secrets stay the same.
         self._memo_for: tuple[Redactor | None, int | None] = (None, None)
         self._memo: dict[str, str] = {}
+        # The unknown secrets of the last text looked at: ``prepare`` works them out for the
+        # caller's words while their turn ends, and hearing those words then reuses them.
+        self._shapes: tuple[tuple[str, int | None], frozenset[str]] = (("", None), frozenset())
 
     def _sensitive(self, session: StewardSession) -> tuple[VariableSpec, ...]:
         """The agent's sensitive variable specs, filtered once per agent (every text asks)."""
@@ -111,6 +114,16 @@ class SessionSecrets:
         self._heard = self._heard.adding(self._unknown(text))
         return self.redact(text)
 
+    def prepare(self, text: str) -> None:
+        """Work out now what hearing ``text`` will need; nothing is learnt or changed.
+
+        For the caller's words while their turn ends: the inference that hears them later finds
+        their unknown secrets, and their redacted form when they name none, already worked out.
+        During a secure capture there is nothing to prepare (the words are not kept).
+        """
+        if not self.capturing and not self._unknown(text):
+            self.redact(text)
+
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced: known values and unknown ones by their shape.
 
@@ -123,7 +136,7 @@ class SessionSecrets:
             self._memo_for, self._memo = (redactor, digits), {}  # the secrets changed
         clean = self._memo.get(text)
         if clean is None:
-            unknown = spoken_secrets(text) | shaped_secrets(text, digits)
+            unknown = self._shaped(text, digits)
             clean = (redactor.adding(unknown) if unknown else redactor).redact(text)
             if len(self._memo) < _MEMO_SIZE:
                 self._memo[text] = clean
@@ -141,7 +154,15 @@ class SessionSecrets:
 
     def _unknown(self, text: str) -> frozenset[str]:
         """Secrets in ``text`` recognised by what names them or by their shape."""
-        return spoken_secrets(text) | shaped_secrets(text, self._current()[1])
+        return self._shaped(text, self._current()[1])
+
+    def _shaped(self, text: str, digits: int | None) -> frozenset[str]:
+        """``_unknown`` for the given shortest sensitive number (the last text's is kept)."""
+        key, found = self._shapes
+        if key != (text, digits):
+            found = spoken_secrets(text) | shaped_secrets(text, digits)
+            self._shapes = ((text, digits), found)
+        return found
 
 
 _MEMO_SIZE = 4096

@@ -44,6 +44,8 @@ class StewardTools:
             name: _agent_schema(session, name) for name in session.agent.llm_tools
         }
         self.extra = list(extra)
+        # The schemas shown for each set of offered names (the same few sets recur every turn).
+        self._shown: dict[frozenset[str], list[FunctionSchema]] = {}
         self.on_call: Callable[[str, dict[str, Any]], None] | None = None
 
     def tools_for(self, visible: frozenset[str]) -> ToolsSchema:
@@ -54,7 +56,10 @@ class StewardTools:
         if self.session.conflict is not None:
             return ToolsSchema(standard_tools=[])
         offered = self.session.offered(visible)
-        shown = [s for name, s in {**self.schemas, **self.agent_schemas}.items() if name in offered]
+        shown = self._shown.get(offered)
+        if shown is None:
+            every = {**self.schemas, **self.agent_schemas}
+            shown = self._shown[offered] = [s for name, s in every.items() if name in offered]
         return ToolsSchema(standard_tools=[*shown, *self.extra])
 
     def register(self, llm: LLMService) -> None:

@@ -9,6 +9,7 @@ the model calls a steward tool. It records a trace of turns (``TurnRecord`` as t
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import random
@@ -205,6 +206,7 @@ class StewardSession:
         """
         if self.conflict is None:
             self.anticipation.make(self, user_text, first_turn=first_turn)
+            self.secrets.prepare(user_text.strip())  # the turn record keeps them redacted
 
     def open_turn(self, user_text: str) -> None:
         """Start a caller turn on either engine: the same identity, the same redacted record.
@@ -627,9 +629,13 @@ class StewardSession:
         self.bot_said = self.secrets.redact(text)
         self.turn.bot.append(BotUtterance(self.bot_said, source))
 
-    @property
+    @functools.cached_property
     def secrets(self) -> SessionSecrets:
-        """What must not appear in clear in this session's records (see ``redact``)."""
+        """What must not appear in clear in this session's records (see ``redact``).
+
+        The one shared with the session's monitor and extractor, looked up once: every caller
+        turn and every utterance reads it.
+        """
         from pipecat_steward.pipecat.redaction import secrets_for
 
         return secrets_for(self)
