@@ -167,7 +167,8 @@ class StewardHook:
 
     async def send(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Send client messages (checklist status, rich response parts) as RTVI server messages."""
-        await send_client_messages(self.llm, messages)
+        if messages:  # most inferences have none: no coroutine on the way to the inference
+            await send_client_messages(self.llm, messages)
 
     async def end(self) -> None:
         """End the pipeline after the reply: an ``EndWorkerFrame`` behind the spoken frames."""

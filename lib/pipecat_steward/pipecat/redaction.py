@@ -111,7 +111,11 @@ class SessionSecrets:
         if self.capturing:
             self._heard = self._heard.adding(secrets_in_capture(text))
             return SECURE_PLACEHOLDER
-        self._heard = self._heard.adding(self._unknown(text))
+        redactor, digits = self._current()
+        unknown = self._shaped(text, digits)
+        if not unknown:  # nothing is learnt: the secrets stand as they were looked up
+            return self._redact_with(redactor, digits, text)
+        self._heard = self._heard.adding(unknown)
         return self.redact(text)
 
     def prepare(self, text: str) -> None:
@@ -121,8 +125,11 @@ class SessionSecrets:
         their unknown secrets, and their redacted form when they name none, already worked out.
         During a secure capture there is nothing to prepare (the words are not kept).
         """
-        if not self.capturing and not self._unknown(text):
-            self.redact(text)
+        if self.capturing:
+            return
+        redactor, digits = self._current()
+        if not self._shaped(text, digits):
+            self._redact_with(redactor, digits, text)
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced: known values and unknown ones by their shape.
@@ -131,7 +138,10 @@ class SessionSecrets:
         Unknown: values named as a credential, and digit runs shaped like a secret (a
         Luhn-valid card number, or at least as many digits as the shortest sensitive number).
         """
-        redactor, digits = self._current()
+        return self._redact_with(*self._current(), text)
+
+    def _redact_with(self, redactor: Redactor, digits: int | None, text: str) -> str:
+        """``redact`` with the current redactor and shortest sensitive number looked up."""
         if self._memo_for[0] is not redactor or self._memo_for[1] != digits:
             self._memo_for, self._memo = (redactor, digits), {}  # the secrets changed
         clean = self._memo.get(text)
@@ -152,12 +162,11 @@ class SessionSecrets:
             return self._heard, None
         return self.redactor, secret_digits(specs, session.state.variables)
 
-    def _unknown(self, text: str) -> frozenset[str]:
-        """Secrets in ``text`` recognised by what names them or by their shape."""
-        return self._shaped(text, self._current()[1])
-
     def _shaped(self, text: str, digits: int | None) -> frozenset[str]:
-        """``_unknown`` for the given shortest sensitive number (the last text's is kept)."""
+        """Secrets in ``text`` recognised by what names them or by their shape.
+
+        ``digits`` is the fewest digits a sensitive value has; the last text's result is kept.
+        """
         key, found = self._shapes
         if key != (text, digits):
             found = spoken_secrets(text) | shaped_secrets(text, digits)

@@ -125,7 +125,7 @@ class StewardRelay(BaseObserver):
         }
         # Every frame type seen so far -> its handler, or None for the many types the relay
         # ignores: a frame the relay has no use for costs one dict lookup.
-        self._by_type: dict[type[Frame], Callable[[FramePushed], SessionEvent | None] | None] = {}
+        self.by_type: dict[type[Frame], Callable[[FramePushed], SessionEvent | None] | None] = {}
         self.inline = False  # True while the relay reads pushes in place (see `ride`)
 
     async def on_push_frame(self, data: FramePushed) -> None:
@@ -136,9 +136,9 @@ class StewardRelay(BaseObserver):
         frame = data.frame
         # Every push of the pipeline passes here: a type seen before costs one dict lookup.
         kind = type(frame)
-        handler = self._by_type.get(kind, _UNRESOLVED)
+        handler = self.by_type.get(kind, _UNRESOLVED)
         if handler is _UNRESOLVED:
-            handler = self._by_type[kind] = self._resolve(kind)
+            handler = self.by_type[kind] = self._resolve(kind)
         if handler is None or self._recent.seen(frame):
             return
         event = handler(data)
@@ -260,12 +260,16 @@ class _ReadInPlace(BaseObserver):
         super().__init__()
         self.worker = worker
         self.relay = relay
+        self.by_type = relay.by_type
         self.on_process_frame = worker.on_process_frame  # type: ignore[method-assign]  # hot
 
     def on_push_frame(self, data: FramePushed) -> Coroutine[Any, Any, None]:  # pyright: ignore[reportIncompatibleMethodOverride]
         # Not a coroutine of its own: the processor awaits the worker's, one frame less per
         # push. The relay's own de-duplication (frame ids and broadcast siblings) stands in
-        # for the worker's first-push mark, so a frame is read on its first push only.
+        # for the worker's first-push mark, so a frame is read on its first push only. Most
+        # pushes are of types the relay ignores: those cost a dict lookup and no call.
+        if self.by_type.get(type(data.frame), _UNRESOLVED) is None:
+            return self.worker.on_push_frame(data)
         try:
             self.relay.see(data)
         except Exception:  # a relay bug must not break the frame path
