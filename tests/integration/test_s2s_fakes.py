@@ -9,6 +9,12 @@ its refusal (with a directive riding in it) is what the provider receives.
 from __future__ import annotations
 
 from tests.pipecat_support import Recorder, tool, tools
+from tests.pipecat_support.s2s import (
+    GENAI_3_WARNING,
+    notes_received,
+    s2s_provider,
+    tool_outputs_received,
+)
 
 # isort: split
 
@@ -25,16 +31,7 @@ from pipecat.services.llm_service import FunctionCallParams
 
 from pipecat_steward.pipecat.channels import LLMKind, channels_for, detect_kind
 from pipecat_steward.pipecat.preempt import inject_note
-from pipecat_steward.testing import (
-    Call,
-    GeminiLiveServer,
-    NovaSonicFake,
-    ProviderSync,
-    RealtimeServer,
-    Say,
-    TextPipeline,
-    nova_sonic_service,
-)
+from pipecat_steward.testing import Call, ProviderSync, Say, TextPipeline
 
 WEATHER = tool("get_weather", city="string")
 SCRIPT = [Say("Hello."), Call("get_weather", {"city": "Oslo"}), Say("It is mild.")]
@@ -52,62 +49,17 @@ class Provider:
 
 
 @asynccontextmanager
-async def openai_realtime() -> AsyncIterator[Provider]:
-    from pipecat.services.openai.realtime import events
-    from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
-
-    async with RealtimeServer(list(SCRIPT)) as fake:
-        session = events.SessionProperties(tools=tools(WEATHER))
-        settings = OpenAIRealtimeLLMService.Settings(system_instruction="Base.", session_properties=session)
-        llm = OpenAIRealtimeLLMService(api_key="test", base_url=fake.url, settings=settings)
-
-        def notes() -> list[str]:
-            items = [e["item"] for e in fake.of_type("conversation.item.create")]
-            return [c["text"] for i in items if i["type"] == "message" for c in i["content"]]
-
-        def outputs() -> list[str]:
-            items = [e["item"] for e in fake.of_type("conversation.item.create")]
-            return [i["output"] for i in items if i["type"] == "function_call_output"]
-
+async def started(kind: LLMKind) -> AsyncIterator[Provider]:
+    """The fake of ``kind`` playing ``SCRIPT``, and pipecat's real service on it."""
+    async with s2s_provider(kind.value, SCRIPT, instruction="Base.", tools=tools(WEATHER)) as (
+        fake,
+        llm,
+    ):
+        notes = lambda: notes_received(kind.value, fake)  # noqa: E731
+        outputs = lambda: tool_outputs_received(kind.value, fake)  # noqa: E731
         yield Provider(llm, notes, outputs, fake.settler(llm))
 
 
-@asynccontextmanager
-async def gemini_live() -> AsyncIterator[Provider]:
-    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
-
-    async with GeminiLiveServer(list(SCRIPT)) as fake:
-        settings = GeminiLiveLLMService.Settings(system_instruction="Base.")
-        llm = GeminiLiveLLMService(
-            api_key="test", http_options=fake.http_options(), settings=settings, tools=tools(WEATHER)
-        )
-        outputs = lambda: [json.dumps(r["response"]) for r in fake.tool_responses()]  # noqa: E731
-        yield Provider(llm, fake.texts, outputs, fake.settler(llm))
-
-
-@asynccontextmanager
-async def nova_sonic() -> AsyncIterator[Provider]:
-    pytest.importorskip("aws_sdk_bedrock_runtime", reason="Nova Sonic needs Python >= 3.12")
-    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
-
-    async with NovaSonicFake(list(SCRIPT)) as fake:
-        settings = AWSNovaSonicLLMService.Settings(system_instruction="Base.")
-        llm = nova_sonic_service(fake, settings=settings, tools=tools(WEATHER))
-        texts = lambda: [text for text, _ in fake.texts()]  # noqa: E731
-        yield Provider(llm, texts, fake.tool_results, fake.settler(llm))
-
-
-PROVIDERS = {
-    LLMKind.OPENAI_REALTIME: openai_realtime,
-    LLMKind.GEMINI_LIVE: gemini_live,
-    LLMKind.NOVA_SONIC: nova_sonic,
-}
-# google-genai 3.x (pulled in by the slm extra; pipecat's `google` extra pins <3) warns
-# that pipecat still sets `LiveConnectConfig.generation_config`; as an error it would
-# abort the Gemini connection. Only that message is ignored, only for Gemini.
-GENAI_3_WARNING = pytest.mark.filterwarnings(
-    "ignore:Setting `LiveConnectConfig.generation_config` is deprecated"
-)
 KINDS = pytest.mark.parametrize(
     "kind",
     [
@@ -139,7 +91,7 @@ async def converse(provider: Provider) -> TextPipeline:
 async def test_note_reaches_the_provider_and_tool_result_goes_back(kind: LLMKind):
     """inject_note is delivered on the wire; the provider's call runs the handler."""
     handler = Recorder({"temp_c": 21, "directive": DIRECTIVE})
-    async with PROVIDERS[kind]() as provider:
+    async with started(kind) as provider:
         provider.llm.register_function("get_weather", handler)
         assert detect_kind(provider.llm) is kind
         pipeline = await converse(provider)
@@ -158,7 +110,7 @@ async def test_vetoed_call_never_runs_and_the_refusal_carries_the_directive(kind
         refusal = {"error": "get_weather is not available right now", "directive": DIRECTIVE}
         await params.result_callback(refusal)
 
-    async with PROVIDERS[kind]() as provider:
+    async with started(kind) as provider:
         provider.llm.register_function("get_weather", veto)
         await converse(provider)
     assert real.calls == []

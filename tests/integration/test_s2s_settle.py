@@ -10,6 +10,12 @@ an instant one, and a settled turn has nothing left in flight. This holds on eac
 from __future__ import annotations
 
 from tests.pipecat_support import Recorder, tool, tools
+from tests.pipecat_support.s2s import (
+    GENAI_3_WARNING,
+    S2S_KINDS,
+    s2s_provider,
+    tool_outputs_received,
+)
 
 # isort: split
 
@@ -27,16 +33,7 @@ from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.services.openai.realtime.events import ResponseCreateEvent
 
-from pipecat_steward.testing import (
-    Call,
-    GeminiLiveServer,
-    NovaSonicFake,
-    ProviderSync,
-    RealtimeServer,
-    Say,
-    TextPipeline,
-    nova_sonic_service,
-)
+from pipecat_steward.testing import Call, ProviderSync, RealtimeServer, Say, TextPipeline
 from pipecat_steward.testing.script import Step
 from pipecat_steward.testing.simulate import load_scenario
 from pipecat_steward.testing.simulate_s2s import realtime_service, run_scenario_s2s
@@ -51,10 +48,7 @@ SCENARIOS = [
 ]
 SLOW = 0.7  # seconds before each response starts: longer than any quiet window (0.3, 0.6)
 WEATHER = tool("get_weather", city="string")
-GENAI_3_WARNING = pytest.mark.filterwarnings(
-    "ignore:Setting `LiveConnectConfig.generation_config` is deprecated"
-)
-KINDS = ["openai_realtime", pytest.param("gemini_live", marks=GENAI_3_WARNING), "nova_sonic"]
+KINDS = [pytest.param(k, marks=GENAI_3_WARNING) if k == "gemini_live" else k for k in S2S_KINDS]
 
 
 @dataclass
@@ -64,42 +58,17 @@ class Provider:
     fake: Any
     llm: Any
     sync: ProviderSync
-    tool_results: Callable[[], list[Any]]
+    tool_outputs: Callable[[], list[str]]
 
 
 @asynccontextmanager
 async def provider(kind: str, script: list[Step], latency: float) -> AsyncIterator[Provider]:
     """Start the fake of ``kind`` with ``script`` and ``latency``, and its real service."""
-    if kind == "openai_realtime":
-        async with RealtimeServer(script, latency=latency) as fake:
-            llm = realtime_service(fake, "Be brief.", tools=tools(WEATHER))
-            yield Provider(fake, llm, fake.settler(llm), lambda: realtime_outputs(fake))
-    elif kind == "gemini_live":
-        from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
-
-        async with GeminiLiveServer(script, latency=latency) as fake:
-            settings = GeminiLiveLLMService.Settings(system_instruction="Be brief.")
-            llm = GeminiLiveLLMService(
-                api_key="test",
-                http_options=fake.http_options(),
-                settings=settings,
-                tools=tools(WEATHER),
-            )
-            yield Provider(fake, llm, fake.settler(llm), fake.tool_responses)
-    else:
-        pytest.importorskip("aws_sdk_bedrock_runtime", reason="Nova Sonic needs Python >= 3.12")
-        from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
-
-        async with NovaSonicFake(script, latency=latency) as fake:
-            settings = AWSNovaSonicLLMService.Settings(system_instruction="Be brief.")
-            llm = nova_sonic_service(fake, settings=settings, tools=tools(WEATHER))
-            yield Provider(fake, llm, fake.settler(llm), fake.tool_results)
-
-
-def realtime_outputs(fake: RealtimeServer) -> list[str]:
-    """The function call outputs the Realtime fake received."""
-    items = [e["item"] for e in fake.of_type("conversation.item.create")]
-    return [i["output"] for i in items if i["type"] == "function_call_output"]
+    async with s2s_provider(
+        kind, script, instruction="Be brief.", tools=tools(WEATHER), latency=latency
+    ) as (fake, llm):
+        outputs = lambda: tool_outputs_received(kind, fake)  # noqa: E731
+        yield Provider(fake, llm, fake.settler(llm), outputs)
 
 
 def s2s_pipeline(p: Provider, **kwargs: Any) -> TextPipeline:
@@ -151,7 +120,7 @@ async def test_settle_waits_for_a_tool_round_trip_and_the_answer_to_it(kind: str
         await pipe.worker.queue_frame(LLMRunFrame())
         await pipe.settle()
         assert handler.calls == [{"city": "Oslo"}]
-        assert len(p.tool_results()) == 1
+        assert len(p.tool_outputs()) == 1
         assert "".join(pipe.spoken).endswith("It is mild.")
 
 

@@ -30,7 +30,7 @@ from pipecat_steward.pipecat.channels import LLMKind
 from pipecat_steward.pipecat.s2s import NOTE_PREFIX, Steer, StewardS2S, parse_steer
 from pipecat_steward.testing import Call, GeminiLiveServer, NovaSonicFake, Say, TextPipeline
 from pipecat_steward.testing.script import Step
-from pipecat_steward.testing.servers import nova_sonic_service
+from pipecat_steward.testing.servers import gemini_live_service, nova_sonic_service
 from pipecat_steward.testing.simulate import load_scenario, run_scenario
 from pipecat_steward.testing.simulate_s2s import RealtimeRun, realtime_run, run_scenario_s2s
 
@@ -174,12 +174,7 @@ async def gemini_live(agent: Agent) -> AsyncIterator[Live]:
     steward = StewardS2S(agent)
     async with GeminiLiveServer() as fake:
         settings = GeminiLiveLLMService.Settings(system_instruction=agent.prompt)
-        llm = GeminiLiveLLMService(
-            api_key="test",
-            http_options=fake.http_options(),
-            settings=settings,
-            tools=steward.all_tools(),
-        )
+        llm = gemini_live_service(fake, settings=settings, tools=steward.all_tools())
         # The fake, unlike Gemini, does not answer the caller's audio by itself.
         steward.attach_s2s(llm, respond=True)
         async with TextPipeline(

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         GeminiLiveServer,
         NovaSonicFake,
         RealtimeServer,
+        gemini_live_service,
         nova_sonic_service,
     )
     from pipecat_steward.testing.shrink import shrink, write_scenario
@@ -92,6 +93,7 @@ _WHERE = {
         "GeminiLiveServer",
         "NovaSonicFake",
         "RealtimeServer",
+        "gemini_live_service",
         "nova_sonic_service",
     ),
     "scenario": (
@@ -169,6 +171,7 @@ __all__ = [
     "check_turns",
     "load_scenario",
     "load_scenarios",
+    "gemini_live_service",
     "nova_sonic_service",
     "run_scenario",
     "run_scenario_direct",

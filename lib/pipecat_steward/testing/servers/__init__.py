@@ -9,7 +9,7 @@ from pipecat_steward.testing.servers.chat_completions import (
     ChatCompletionsServer,
     tool_ordering_error,
 )
-from pipecat_steward.testing.servers.gemini_live import GeminiLiveServer
+from pipecat_steward.testing.servers.gemini_live import GeminiLiveServer, gemini_live_service
 from pipecat_steward.testing.servers.nova_sonic import NovaSonicFake, nova_sonic_service
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
 
@@ -18,6 +18,7 @@ __all__ = [
     "GeminiLiveServer",
     "NovaSonicFake",
     "RealtimeServer",
+    "gemini_live_service",
     "nova_sonic_service",
     "tool_ordering_error",
 ]

@@ -7,6 +7,8 @@ self-signed certificate for 127.0.0.1 made at start-up; `http_options()` returns
     async with GeminiLiveServer([Say("Hello.")]) as server:
         llm = GeminiLiveLLMService(api_key="test", http_options=server.http_options())
 
+(`gemini_live_service(server, **kwargs)` builds exactly that.)
+
 The first client message (`setup`) is answered with `setupComplete`; a completed client
 turn or a tool response starts the next scripted step (`serverContent` with audio and
 `outputTranscription`, or a `toolCall`). Client keys arrive snake_case at the top level and
@@ -282,6 +284,19 @@ class GeminiSettler:
         answered = self._waiting.get(marker.removeprefix(_HANDLE))
         if marker.startswith(_HANDLE) and answered is not None and not answered.done():
             answered.set_result(int(received))
+
+
+def gemini_live_service(fake: GeminiLiveServer, **kwargs: Any) -> Any:
+    """Build a real ``GeminiLiveLLMService`` that talks to ``fake``.
+
+    Args:
+        fake: The running server.
+        **kwargs: Passed to ``GeminiLiveLLMService`` (the API key defaults to a dummy).
+    """
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
+
+    options: dict[str, Any] = {"api_key": "test", **kwargs}
+    return GeminiLiveLLMService(http_options=fake.http_options(), **options)
 
 
 def _private(llm: Any, name: str) -> Any:
