@@ -11,6 +11,7 @@ tool result.
 from __future__ import annotations
 
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+from tests.pipecat_support.s2s import GENAI_3_WARNING
 
 # isort: split
 
@@ -40,9 +41,6 @@ READBACK = "Just to confirm — 4 guests, July 17th. Is that correct?"
 TIMES = "For 4 on that date we have 18:00, 19:30, 21:00. Which time works best?"
 BASICS = Call("set_reservation_basics", {"party_size": 4, "preferred_date": "2026-07-17"})
 TOO_EARLY = Call("set_selected_time", {"time": "19:30"})
-GENAI_3_WARNING = pytest.mark.filterwarnings(
-    "ignore:Setting `LiveConnectConfig.generation_config` is deprecated"
-)
 
 
 @pytest.fixture(scope="module")

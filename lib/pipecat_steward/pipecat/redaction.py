@@ -113,10 +113,10 @@ class SessionSecrets:
             return SECURE_PLACEHOLDER
         redactor, digits = self._current()
         unknown = self._shaped(text, digits)
-        if not unknown:  # nothing is learnt: the secrets stand as they were looked up
-            return self._redact_with(redactor, digits, text)
-        self._heard = self._heard.adding(unknown)
-        return self.redact(text)
+        if unknown:  # learnt: the secrets, and so the redaction, change
+            self._heard = self._heard.adding(unknown)
+            redactor, digits = self._current()
+        return self._redact_with(redactor, digits, text)
 
     def prepare(self, text: str) -> None:
         """Work out now what hearing ``text`` will need; nothing is learnt or changed.

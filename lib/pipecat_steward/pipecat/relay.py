@@ -134,7 +134,7 @@ class StewardRelay(BaseObserver):
     def see(self, data: FramePushed) -> None:
         """Publish the event ``data``'s frame means, if any (first sighting only)."""
         frame = data.frame
-        # Every push of the pipeline passes here: a type seen before costs one dict lookup.
+        # A type seen before costs one dict lookup (read in place, ignored ones never get here).
         kind = type(frame)
         handler = self.by_type.get(kind, _UNRESOLVED)
         if handler is _UNRESOLVED:
