@@ -24,6 +24,7 @@ from pipecat_steward.core.variables import VariableSpec
 __all__ = [
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
+    "IndexedRedactor",
     "Redactor",
     "luhn",
     "redact_tree",
@@ -46,10 +47,15 @@ _SEP = r"[\s.\-/]*"
 
 def _pattern(secret: str) -> str:
     digits = _DIGITS.findall(secret)
-    if len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", "")):
+    if _is_number(secret, digits):
         return r"(?<!\d)" + _SEP.join(digits) + r"(?!\d)"
     words = secret.split()
     return r"\s+".join(re.escape(w) for w in words)
+
+
+def _is_number(secret: str, digits: list[str]) -> bool:
+    """Whether ``secret`` is matched as a number: its digits, with any separators between."""
+    return len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", ""))
 
 
 def _leaves(value: object) -> Iterable[str]:
@@ -231,7 +237,9 @@ class Redactor:
         kept = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
         if not kept:
             return cls()
-        ordered = sorted(kept, key=len, reverse=True)  # longest first: no partial leftovers
+        # Longest first, so no partial leftovers; then by value, so the same secrets give the
+        # same expression in every process (set order changes with the hash seed).
+        ordered = sorted(kept, key=lambda s: (-len(s), s))
         regex = re.compile("|".join(f"(?:{_pattern(s)})" for s in ordered), re.IGNORECASE)
         return cls(kept, regex)
 
@@ -249,3 +257,66 @@ class Redactor:
     def leaks(self, text: str) -> bool:
         """Whether ``text`` still contains a secret."""
         return self._regex is not None and self._regex.search(text) is not None
+
+
+@dataclass(frozen=True)
+class IndexedRedactor:
+    """A redactor over many secrets (every live call's) that tries only those a text can hold.
+
+    One regular expression over hundreds of secrets tries each of them at every position of
+    every text. Most texts hold none, and a cheap necessary condition shows which could:
+    a secret of digits matches only where its digits stand in a row once everything but
+    digits is dropped from the text, and a secret of words (in a text of ASCII characters,
+    where ignoring case is lowercasing) only where its lowercased letters stand in a row once
+    whitespace is dropped. The redaction is a :class:`Redactor` over those candidates (plus
+    any secrets the caller adds for this text), which gives what one over all of them gives.
+
+    Attributes:
+        secrets: Every secret.
+    """
+
+    secrets: frozenset[str] = frozenset()
+    _digits: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    _words: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    _unkeyed: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> IndexedRedactor:
+        """An indexed redactor over ``secrets`` (shorter-than-three values are ignored)."""
+        kept = Redactor.of(secrets).secrets
+        digits: list[tuple[str, str]] = []
+        words: list[tuple[str, str]] = []
+        unkeyed: set[str] = set()
+        for secret in kept:
+            found = _DIGITS.findall(secret)
+            if _is_number(secret, found):
+                digits.append(("".join(found), secret))
+            elif secret.isascii():
+                words.append(("".join(secret.lower().split()), secret))
+            else:  # another alphabet's case rules: always a candidate
+                unkeyed.add(secret)
+        return cls(kept, tuple(digits), tuple(words), frozenset(unkeyed))
+
+    def candidates(self, text: str) -> frozenset[str]:
+        """The secrets ``text`` could hold (a superset of those it holds)."""
+        found = set(self._unkeyed)
+        if self._digits:
+            row = "".join(_DIGITS.findall(text))
+            found.update(s for key, s in self._digits if key in row)
+        if not text.isascii():
+            found.update(s for _, s in self._words)
+        elif self._words:
+            row = "".join(text.lower().split())
+            found.update(s for key, s in self._words if key in row)
+        return frozenset(found)
+
+    def redact(self, text: str, more: frozenset[str] = frozenset()) -> str:
+        """``text`` with every secret, and each of ``more``, replaced by the placeholder."""
+        secrets = self.candidates(text) | more if text else frozenset[str]()
+        return _redactor_of(secrets).redact(text) if secrets else text
+
+
+@functools.lru_cache(maxsize=256)
+def _redactor_of(secrets: frozenset[str]) -> Redactor:
+    # The candidates of log lines repeat (usually none, else the same few): compile once.
+    return Redactor.of(secrets)
