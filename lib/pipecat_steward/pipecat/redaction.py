@@ -16,14 +16,16 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
 
 from loguru import logger
 
 from pipecat_steward.core.redaction import (
     PLACEHOLDER,
     SECURE_PLACEHOLDER,
+    IndexedRedactor,
     Redactor,
     secret_digits,
     secret_values,
@@ -53,10 +55,11 @@ class SessionSecrets:
     def __init__(self, session: StewardSession) -> None:
         self._session = weakref.ref(session)
         self._heard = Redactor()
-        self._cache: tuple[frozenset[str], Redactor, Redactor] = (
-            frozenset(),
-            Redactor(),
-            Redactor(),
+        # The sensitive values and heard secrets the current redaction was worked out from.
+        self._cache: tuple[tuple[object, ...] | None, Redactor, tuple[Redactor, int | None]] = (
+            None,
+            self._heard,
+            (self._heard, None),
         )
         self.capture_check: Callable[[], bool] = self._flag
         self._specs: tuple[object, tuple[VariableSpec, ...]] = ((), ())
@@ -90,16 +93,7 @@ class SessionSecrets:
     @property
     def redactor(self) -> Redactor:
         """The current redactor: the sensitive variables' live values and the captured secrets."""
-        session = self._session()
-        if session is None:
-            return self._heard
-        values = secret_values(self._sensitive(session), session.state.variables)
-        known, heard, built = self._cache
-        if known == values and heard is self._heard:
-            return built
-        built = self._heard.adding(values)
-        self._cache = (values, self._heard, built)
-        return built
+        return self._current()[0]
 
     def hear(self, text: str) -> str:
         """A caller utterance as it may be recorded.
@@ -153,14 +147,27 @@ class SessionSecrets:
         return clean
 
     def _current(self) -> tuple[Redactor, int | None]:
-        """The current redactor and the fewest digits a sensitive value has (None: no such)."""
+        """The current redactor and the fewest digits a sensitive value has (None: no such).
+
+        Both are worked out again only when a sensitive variable's value (compared by value: a
+        host may change a structure in place) or the heard secrets changed: every text redacted
+        and every log line of the process asks.
+        """
         session = self._session()
         if session is None:
             return self._heard, None
         specs = self._sensitive(session)
         if not specs:  # nothing declared sensitive: only what was heard is known
             return self._heard, None
-        return self.redactor, secret_digits(specs, session.state.variables)
+        variables = session.state.variables
+        values = tuple([_frozen(variables.get(spec.name, _UNSET)) for spec in specs])
+        known, heard, current = self._cache
+        if known == values and heard is self._heard:
+            return current
+        redactor = self._heard.adding(secret_values(specs, variables))
+        current = (redactor, secret_digits(specs, variables))
+        self._cache = (values, self._heard, current)
+        return current
 
     def _shaped(self, text: str, digits: int | None) -> frozenset[str]:
         """Secrets in ``text`` recognised by what names them or by their shape.
@@ -172,6 +179,22 @@ class SessionSecrets:
             found = spoken_secrets(text) | shaped_secrets(text, digits)
             self._shapes = ((text, digits), found)
         return found
+
+
+_UNSET: Any = object()  # a sensitive variable that is not set
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+def _frozen(value: object) -> object:
+    """``value`` as a snapshot that compares by value (structures are copied, others kept)."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, Mapping):
+        items = cast(Mapping[object, object], value).items()
+        return ("{}", tuple((k, _frozen(v)) for k, v in items))
+    if isinstance(value, (list, tuple)):
+        return ("[]", tuple(_frozen(v) for v in cast(Iterable[object], value)))
+    return value
 
 
 _MEMO_SIZE = 4096
@@ -195,8 +218,50 @@ _DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
 _FRAME_TEXT = re.compile(r"(Transcription\w*Frame\S*\(.*?text: \[)(.*?)(\])")
 
 
+class _EverySession:
+    """The secrets of every live session as one redaction, rebuilt only when one changes.
+
+    A log line is redacted once against all of them, trying only the secrets it could hold
+    (see :class:`IndexedRedactor`); the sessions' own memos never see log lines (each is new).
+    """
+
+    def __init__(self) -> None:
+        self._built: tuple[tuple[_Part, ...], _Union] = ((), _Union())
+
+    def now(self, books: list[SessionSecrets]) -> _Union:
+        """The union of ``books``' redactions as they are now."""
+        parts = tuple([(*book._current(), book.capturing) for book in books])  # pyright: ignore[reportPrivateUsage]
+        built = self._built  # one read: another thread may rebuild it meanwhile
+        if parts != built[0]:
+            built = (parts, _Union.of(parts))
+            self._built = built
+        return built[1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Union:
+    """What redacts a log line: every session's secrets, the fewest digits, any capture."""
+
+    redactor: IndexedRedactor = IndexedRedactor()
+    digits: int | None = None
+    capturing: bool = False
+
+    @classmethod
+    def of(cls, parts: tuple[_Part, ...]) -> _Union:
+        secrets = frozenset[str]().union(*(redactor.secrets for redactor, _, _ in parts))
+        digits = min((d for _, d, _ in parts if d is not None), default=None)
+        return cls(IndexedRedactor.of(secrets), digits, any(c for _, _, c in parts))
+
+
+_Part = tuple[Redactor, int | None, bool]
+"""One session's redaction now: its redactor, its fewest digits, whether it is capturing."""
+
+
+_EVERY_SESSION = _EverySession()
+
+
 def redact_everywhere(text: str) -> str:
-    """``text`` with the secrets of every live session replaced.
+    """``text`` with the secrets of every live session replaced (one pass, whatever their number).
 
     While a secure capture is active a log line may be written before the capture's secrets are
     learnt (a frame is logged before it reaches the steward), so every transcription text and
@@ -204,11 +269,16 @@ def redact_everywhere(text: str) -> str:
     """
     with _LOCK:
         books = list(_BOOK.values())
-    for book in books:
-        text = book.redact(text)
-        if book.capturing:
-            text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
-            text = _DIGIT_RUN.sub(PLACEHOLDER, text)
+    if not books:
+        return text
+    union = _EVERY_SESSION.now(books)
+    # Not through the caches of recurring texts: each log line is new, and would push out the
+    # strings that do recur (directives, tool names) from them.
+    unknown = spoken_secrets.__wrapped__(text) | shaped_secrets.__wrapped__(text, union.digits)
+    text = union.redactor.redact(text, unknown)
+    if union.capturing:
+        text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
+        text = _DIGIT_RUN.sub(PLACEHOLDER, text)
     return text
 
 
