@@ -146,12 +146,21 @@ class SessionSecrets:
                 self._memo[text] = clean
         return clean
 
+    def now(self) -> tuple[Redactor, int | None, bool]:
+        """What redacts this session's texts right now.
+
+        Returns:
+            The current redactor, the fewest digits a sensitive value has (None: no such) and
+            whether a secure capture owns the caller's input.
+        """
+        return (*self._current(), self.capturing)
+
     def _current(self) -> tuple[Redactor, int | None]:
         """The current redactor and the fewest digits a sensitive value has (None: no such).
 
         Both are worked out again only when a sensitive variable's value (compared by value: a
-        host may change a structure in place) or the heard secrets changed: every text redacted
-        and every log line of the process asks.
+        host may change a structure in place), the heard secrets or the agent's sensitive
+        variables changed: every text redacted and every log line of the process asks.
         """
         session = self._session()
         if session is None:
@@ -160,7 +169,7 @@ class SessionSecrets:
         if not specs:  # nothing declared sensitive: only what was heard is known
             return self._heard, None
         variables = session.state.variables
-        values = tuple([_frozen(variables.get(spec.name, _UNSET)) for spec in specs])
+        values = (specs, *[_frozen(variables.get(spec.name, _UNSET)) for spec in specs])
         known, heard, current = self._cache
         if known == values and heard is self._heard:
             return current
@@ -218,6 +227,10 @@ _DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
 _FRAME_TEXT = re.compile(r"(Transcription\w*Frame\S*\(.*?text: \[)(.*?)(\])")
 
 
+_Part = tuple[Redactor, int | None, bool]
+"""One session's redaction now: its redactor, its fewest digits, whether it is capturing."""
+
+
 class _EverySession:
     """The secrets of every live session as one redaction, rebuilt only when one changes.
 
@@ -230,7 +243,7 @@ class _EverySession:
 
     def now(self, books: list[SessionSecrets]) -> _Union:
         """The union of ``books``' redactions as they are now."""
-        parts = tuple([(*book._current(), book.capturing) for book in books])  # pyright: ignore[reportPrivateUsage]
+        parts = tuple([book.now() for book in books])
         built = self._built  # one read: another thread may rebuild it meanwhile
         if parts != built[0]:
             built = (parts, _Union.of(parts))
@@ -251,10 +264,6 @@ class _Union:
         secrets = frozenset[str]().union(*(redactor.secrets for redactor, _, _ in parts))
         digits = min((d for _, d, _ in parts if d is not None), default=None)
         return cls(IndexedRedactor.of(secrets), digits, any(c for _, _, c in parts))
-
-
-_Part = tuple[Redactor, int | None, bool]
-"""One session's redaction now: its redactor, its fewest digits, whether it is capturing."""
 
 
 _EVERY_SESSION = _EverySession()
