@@ -53,6 +53,11 @@ def _pattern(secret: str) -> str:
     return r"\s+".join(re.escape(w) for w in words)
 
 
+def _kept(secrets: Iterable[str]) -> frozenset[str]:
+    """The secrets a redaction holds: stripped, and at least three characters long."""
+    return frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+
+
 def _is_number(secret: str, digits: list[str]) -> bool:
     """Whether ``secret`` is matched as a number: its digits, with any separators between."""
     return len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", ""))
@@ -234,7 +239,7 @@ class Redactor:
     @classmethod
     def of(cls, secrets: Iterable[str]) -> Redactor:
         """A redactor over ``secrets`` (shorter-than-three values are ignored)."""
-        kept = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        kept = _kept(secrets)
         if not kept:
             return cls()
         # Longest first, so no partial leftovers; then by value, so the same secrets give the
@@ -245,7 +250,7 @@ class Redactor:
 
     def adding(self, secrets: Iterable[str]) -> Redactor:
         """This redactor with more secrets (itself when nothing is new)."""
-        more = frozenset(s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET)
+        more = _kept(secrets)
         return self if more <= self.secrets else Redactor.of(self.secrets | more)
 
     def redact(self, text: str) -> str:
@@ -283,7 +288,7 @@ class IndexedRedactor:
     @classmethod
     def of(cls, secrets: Iterable[str]) -> IndexedRedactor:
         """An indexed redactor over ``secrets`` (shorter-than-three values are ignored)."""
-        kept = Redactor.of(secrets).secrets
+        kept = _kept(secrets)  # no expression over them all: the candidates get one
         digits: list[tuple[str, str]] = []
         words: list[tuple[str, str]] = []
         unkeyed: set[str] = set()
