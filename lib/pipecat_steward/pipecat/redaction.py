@@ -55,7 +55,8 @@ class SessionSecrets:
     def __init__(self, session: StewardSession) -> None:
         self._session = weakref.ref(session)
         self._heard = Redactor()
-        # The sensitive values and heard secrets the current redaction was worked out from.
+        # The sensitive specs and values, and the heard secrets, the current redaction was
+        # worked out from (see ``_current``).
         self._cache: tuple[tuple[object, ...] | None, Redactor, tuple[Redactor, int | None]] = (
             None,
             self._heard,
@@ -89,11 +90,6 @@ class SessionSecrets:
     def capturing(self) -> bool:
         """Whether a secure capture owns the caller's input right now."""
         return self.capture_check()
-
-    @property
-    def redactor(self) -> Redactor:
-        """The current redactor: the sensitive variables' live values and the captured secrets."""
-        return self._current()[0]
 
     def hear(self, text: str) -> str:
         """A caller utterance as it may be recorded.
