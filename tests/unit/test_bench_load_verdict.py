@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.machinery
 import importlib.util
 import sys
@@ -59,10 +60,62 @@ def test_rounds_of_several_processes_are_resampled_by_process(bench: ModuleType)
 
 
 def test_merging_processes_keeps_every_round_and_its_process(bench: ModuleType) -> None:
-    first = [bench.Run("plain", 2, calls=2, completed=2, turns=8, cpu_ms_per_turn=[9.0])]
-    second = [bench.Run("plain", 2, calls=4, completed=3, errors=["x"], cpu_ms_per_turn=[8.0, 7.0])]
+    first = [
+        bench.Run(
+            "plain", 2, calls=2, completed=2, turns=8, cpu_ms_per_turn=[9.0], gc_ms_per_turn=[1.0]
+        )
+    ]
+    second = [
+        bench.Run(
+            "plain",
+            2,
+            calls=4,
+            completed=3,
+            errors=["x"],
+            cpu_ms_per_turn=[8.0, 7.0],
+            gc_ms_per_turn=[2.0, 0.5],
+        )
+    ]
     (merged,) = bench.merge([first, second])
     assert (merged.variant, merged.n, merged.calls, merged.completed) == ("plain", 2, 6, 5)
     assert merged.errors == ["x"] and merged.turns == 8
     assert merged.cpu_ms_per_turn == [9.0, 8.0, 7.0]
+    assert merged.gc_ms_per_turn == [1.0, 2.0, 0.5]
+    assert bench.collector_share(merged) == pytest.approx(3.5 / 24.0)
     assert merged.process_of_round == [0, 1, 1]
+
+
+def test_the_collector_clock_times_real_collections(bench: ModuleType) -> None:
+    """A collection over many live cycles takes time; the clock sees it, and only while added."""
+    clock = bench.CollectorClock()
+    cycles = []
+    for _ in range(20_000):
+        node: list[object] = []
+        node.append(node)
+        cycles.append(node)
+    gc.callbacks.append(clock)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(clock)
+    timed = clock.seconds
+    assert timed > 0
+    gc.collect()
+    assert clock.seconds == timed
+
+
+async def test_a_round_reports_the_collector_time_of_its_calls(bench: ModuleType) -> None:
+    """Calls that leave cyclic garbage make the round's collector time grow with them."""
+
+    async def call(latencies: list[float]) -> str:
+        for _ in range(30_000):
+            node: list[object] = []
+            node.append(node)
+        return "same"
+
+    run = bench.Run("plain", 2)
+    await bench.sweep_one(run, call, bench._canonical("same"), turns=3, min_calls=4)
+    assert run.completed == 4 and run.differing == 0
+    (gc_ms,) = run.gc_ms_per_turn
+    (cpu_ms,) = run.cpu_ms_per_turn
+    assert 0 < gc_ms <= cpu_ms * 1.5  # wall time of collections, next to process CPU time
