@@ -87,19 +87,16 @@ def test_merging_processes_keeps_every_round_and_its_process(bench: ModuleType) 
 
 def test_the_collector_clock_times_real_collections(bench: ModuleType) -> None:
     """A collection over many live cycles takes time; the clock sees it, and only while added."""
-    clock = bench.CollectorClock()
     cycles = []
     for _ in range(20_000):
         node: list[object] = []
         node.append(node)
         cycles.append(node)
-    gc.callbacks.append(clock)
-    try:
+    with bench.CollectorClock() as clock:
+        assert clock in gc.callbacks
         gc.collect()
-    finally:
-        gc.callbacks.remove(clock)
     timed = clock.seconds
-    assert timed > 0
+    assert timed > 0 and clock not in gc.callbacks
     gc.collect()
     assert clock.seconds == timed
 
@@ -119,3 +116,28 @@ async def test_a_round_reports_the_collector_time_of_its_calls(bench: ModuleType
     (gc_ms,) = run.gc_ms_per_turn
     (cpu_ms,) = run.cpu_ms_per_turn
     assert 0 < gc_ms <= cpu_ms * 1.5  # wall time of collections, next to process CPU time
+    assert not any(isinstance(c, bench.CollectorClock) for c in gc.callbacks)
+
+
+def test_any_bot_folder_can_be_benched_with_a_named_scenario(bench: ModuleType) -> None:
+    chosen = bench.parse_bots("bella_notte, clinic=charge_me_now.yaml")
+    assert chosen == {
+        "bella_notte": bench.ROOT / "bots/bella_notte/scenarios/happy_path.yaml",
+        "clinic": bench.ROOT / "bots/clinic/scenarios/charge_me_now.yaml",
+    }
+    assert all(path.is_file() for path in chosen.values())
+
+
+def test_bad_bots_are_all_named_in_one_error(bench: ModuleType) -> None:
+    with pytest.raises(ValueError) as caught:
+        bench.parse_bots("clinic,bella_notte=nope.yaml,lead_capture")
+    message = str(caught.value)
+    assert "clinic: no default scenario; name one as clinic=<file in scenarios/>" in message
+    assert "bella_notte: bots/bella_notte/scenarios/nope.yaml does not exist" in message
+    assert "lead_capture" not in message
+
+
+def test_the_command_line_rejects_a_bot_without_a_scenario(bench: ModuleType) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--bots", "clinic", "--no-write"])
+    assert exited.value.code == 2
