@@ -1,11 +1,15 @@
-"""``scripts/bench_load`` decides the CPU goal from an interval, not from one noisy ratio."""
+"""``scripts/bench_load``: the CPU goal decided from an interval (not from one noisy ratio), the
+collector's share, memory per live call, and any bot folder as a subject."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib.machinery
 import importlib.util
 import sys
+import tracemalloc
+from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 
@@ -141,3 +145,28 @@ def test_the_command_line_rejects_a_bot_without_a_scenario(bench: ModuleType) ->
     with pytest.raises(SystemExit) as exited:
         bench.main(["--bots", "clinic", "--no-write"])
     assert exited.value.code == 2
+
+
+async def test_a_live_call_is_charged_what_it_holds_while_the_others_run(bench: ModuleType) -> None:
+    """Each call holds 200 kB until every call started: the peak per call is at least that."""
+    started: list[bytearray] = []
+
+    async def call(latencies: list[float]) -> None:
+        started.append(bytearray(200_000))
+        while len(started) < 5:
+            await asyncio.sleep(0)
+
+    per_call = await bench.live_call_bytes(call, 5)
+    assert 200_000 <= per_call < 260_000
+    assert not tracemalloc.is_tracing()
+
+
+def test_memory_figures_are_each_the_median_over_processes(bench: ModuleType) -> None:
+    figures = [
+        (1.0, 9.0, 50, 100.0, 130.0),
+        (3.0, 7.0, 50, 120.0, 125.0),
+        (2.0, 8.0, 50, 90.0, 200.0),
+    ]
+    dumps = [{"bot": {"memory": asdict(bench.Memory(*f))}} for f in figures]
+    assert bench.memory(dumps, "bot") == bench.Memory(2.0, 8.0, 50, 100.0, 130.0)
+    assert type(bench.memory(dumps, "bot").live_n) is int
