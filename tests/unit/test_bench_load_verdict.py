@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.bench_support import load
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_load"
 
@@ -29,48 +30,48 @@ def bench() -> ModuleType:
     return module
 
 
-def runs(bench: ModuleType, plain: list[float], steward: list[float]) -> tuple[object, object]:
+def runs(plain: list[float], steward: list[float]) -> tuple[load.Run, load.Run]:
     return (
-        bench.Run("plain", 1, cpu_ms_per_turn=plain),
-        bench.Run("steward", 1, cpu_ms_per_turn=steward),
+        load.Run("plain", 1, cpu_ms_per_turn=plain),
+        load.Run("steward", 1, cpu_ms_per_turn=steward),
     )
 
 
-def test_a_steady_ratio_has_no_spread(bench: ModuleType) -> None:
+def test_a_steady_ratio_has_no_spread() -> None:
     plain = [10.0, 14.0, 9.0, 12.0]
-    ratio = bench.cpu_ratio(*runs(bench, plain, [1.3 * p for p in plain]))
+    ratio = load.cpu_ratio(*runs(plain, [1.3 * p for p in plain]))
     assert (ratio.value, ratio.low, ratio.high) == pytest.approx((1.3, 1.3, 1.3))
 
 
-def test_noisy_rounds_give_a_repeatable_interval_around_the_ratio(bench: ModuleType) -> None:
+def test_noisy_rounds_give_a_repeatable_interval_around_the_ratio() -> None:
     plain = [10.0, 14.0, 9.0, 12.0, 11.0, 13.0, 8.0, 15.0]
     steward = [13.0, 15.0, 12.0, 14.0, 12.0, 17.0, 10.0, 16.0]
-    first = bench.cpu_ratio(*runs(bench, plain, steward))
+    first = load.cpu_ratio(*runs(plain, steward))
     assert first.value == pytest.approx(sum(steward) / sum(plain))
     assert first.low < first.value < first.high
-    assert bench.cpu_ratio(*runs(bench, plain, steward)) == first  # seeded: the docs reproduce
+    assert load.cpu_ratio(*runs(plain, steward)) == first  # seeded: the docs reproduce
 
 
-def test_rounds_of_several_processes_are_resampled_by_process(bench: ModuleType) -> None:
+def test_rounds_of_several_processes_are_resampled_by_process() -> None:
     """Steady within each process, 1.1 in one and 1.3 in the other: the interval spans both."""
-    plain, steward = runs(bench, [10.0] * 6, [11.0, 11.0, 11.0, 13.0, 13.0, 13.0])
-    one_process = bench.cpu_ratio(plain, steward)
+    plain, steward = runs([10.0] * 6, [11.0, 11.0, 11.0, 13.0, 13.0, 13.0])
+    one_process = load.cpu_ratio(plain, steward)
     steward.process_of_round = [0, 0, 0, 1, 1, 1]
-    two_processes = bench.cpu_ratio(plain, steward)
+    two_processes = load.cpu_ratio(plain, steward)
     assert two_processes.value == one_process.value == pytest.approx(1.2)
     assert two_processes.low == pytest.approx(1.1)
     assert two_processes.high == pytest.approx(1.3)
     assert one_process.high - one_process.low < two_processes.high - two_processes.low
 
 
-def test_merging_processes_keeps_every_round_and_its_process(bench: ModuleType) -> None:
+def test_merging_processes_keeps_every_round_and_its_process() -> None:
     first = [
-        bench.Run(
+        load.Run(
             "plain", 2, calls=2, completed=2, turns=8, cpu_ms_per_turn=[9.0], gc_ms_per_turn=[1.0]
         )
     ]
     second = [
-        bench.Run(
+        load.Run(
             "plain",
             2,
             calls=4,
@@ -80,23 +81,23 @@ def test_merging_processes_keeps_every_round_and_its_process(bench: ModuleType) 
             gc_ms_per_turn=[2.0, 0.5],
         )
     ]
-    (merged,) = bench.merge([first, second])
+    (merged,) = load.merge([first, second])
     assert (merged.variant, merged.n, merged.calls, merged.completed) == ("plain", 2, 6, 5)
     assert merged.errors == ["x"] and merged.turns == 8
     assert merged.cpu_ms_per_turn == [9.0, 8.0, 7.0]
     assert merged.gc_ms_per_turn == [1.0, 2.0, 0.5]
-    assert bench.collector_share(merged) == pytest.approx(3.5 / 24.0)
+    assert load.collector_share(merged) == pytest.approx(3.5 / 24.0)
     assert merged.process_of_round == [0, 1, 1]
 
 
-def test_the_collector_clock_times_real_collections(bench: ModuleType) -> None:
+def test_the_collector_clock_times_real_collections() -> None:
     """A collection over many live cycles takes time; the clock sees it, and only while added."""
     cycles = []
     for _ in range(20_000):
         node: list[object] = []
         node.append(node)
         cycles.append(node)
-    with bench.CollectorClock() as clock:
+    with load.CollectorClock() as clock:
         assert clock in gc.callbacks
         gc.collect()
     timed = clock.seconds
@@ -114,13 +115,13 @@ async def test_a_round_reports_the_collector_time_of_its_calls(bench: ModuleType
             node.append(node)
         return "same"
 
-    run = bench.Run("plain", 2)
+    run = load.Run("plain", 2)
     await bench.sweep_one(run, call, bench._canonical("same"), turns=3, min_calls=4)
     assert run.completed == 4 and run.differing == 0
     (gc_ms,) = run.gc_ms_per_turn
     (cpu_ms,) = run.cpu_ms_per_turn
     assert 0 < gc_ms <= cpu_ms * 1.5  # wall time of collections, next to process CPU time
-    assert not any(isinstance(c, bench.CollectorClock) for c in gc.callbacks)
+    assert not any(isinstance(c, load.CollectorClock) for c in gc.callbacks)
 
 
 def test_any_bot_folder_can_be_benched_with_a_named_scenario(bench: ModuleType) -> None:
@@ -147,7 +148,7 @@ def test_the_command_line_rejects_a_bot_without_a_scenario(bench: ModuleType) ->
     assert exited.value.code == 2
 
 
-async def test_a_live_call_is_charged_what_it_holds_while_the_others_run(bench: ModuleType) -> None:
+async def test_a_live_call_is_charged_what_it_holds_while_the_others_run() -> None:
     """Each call holds 200 kB until every call started: the peak per call is at least that."""
     started: list[bytearray] = []
 
@@ -156,17 +157,17 @@ async def test_a_live_call_is_charged_what_it_holds_while_the_others_run(bench: 
         while len(started) < 5:
             await asyncio.sleep(0)
 
-    per_call = await bench.live_call_bytes(call, 5)
+    per_call = await load.live_call_bytes(call, 5)
     assert 200_000 <= per_call < 260_000
     assert not tracemalloc.is_tracing()
 
 
-def test_memory_figures_are_each_the_median_over_processes(bench: ModuleType) -> None:
+def test_memory_figures_are_each_the_median_over_processes() -> None:
     figures = [
         (1.0, 9.0, 50, 100.0, 130.0),
         (3.0, 7.0, 50, 120.0, 125.0),
         (2.0, 8.0, 50, 90.0, 200.0),
     ]
-    dumps = [{"bot": {"memory": asdict(bench.Memory(*f))}} for f in figures]
-    assert bench.memory(dumps, "bot") == bench.Memory(2.0, 8.0, 50, 100.0, 130.0)
-    assert type(bench.memory(dumps, "bot").live_n) is int
+    dumps = [{"bot": {"memory": asdict(load.Memory(*f))}} for f in figures]
+    assert load.memory(dumps, "bot") == load.Memory(2.0, 8.0, 50, 100.0, 130.0)
+    assert type(load.memory(dumps, "bot").live_n) is int
