@@ -33,7 +33,7 @@ __all__ = [
     "cpu_ratio",
     "idle_session_bytes",
     "live_call_bytes",
-    "memory",
+    "median_memory",
     "merge",
     "section",
 ]
@@ -283,7 +283,7 @@ def merge(per_process: Sequence[list[Run]]) -> list[Run]:
     return merged
 
 
-def memory(dumps: Sequence[dict[str, Any]], bot: str) -> Memory:
+def median_memory(dumps: Sequence[dict[str, Any]], bot: str) -> Memory:
     """Each memory figure's median over the processes."""
     figures = [d[bot]["memory"] for d in dumps]
     medians = {k: statistics.median(f[k] for f in figures) for k in figures[0]}

@@ -169,5 +169,5 @@ def test_memory_figures_are_each_the_median_over_processes() -> None:
         (2.0, 8.0, 50, 90.0, 200.0),
     ]
     dumps = [{"bot": {"memory": asdict(load.Memory(*f))}} for f in figures]
-    assert load.memory(dumps, "bot") == load.Memory(2.0, 8.0, 50, 100.0, 130.0)
-    assert type(load.memory(dumps, "bot").live_n) is int
+    assert load.median_memory(dumps, "bot") == load.Memory(2.0, 8.0, 50, 100.0, 130.0)
+    assert type(load.median_memory(dumps, "bot").live_n) is int
