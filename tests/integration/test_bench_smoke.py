@@ -1,4 +1,4 @@
-"""Every benchmark script runs: a few iterations, nothing written, exit 0.
+"""Every benchmark script runs: a few iterations, nothing written, no temporary file left, exit 0.
 
 A change that breaks a benchmark (an import, a signature, an event-loop clash) fails here
 instead of the next time someone regenerates docs/benchmarks.md. No timing is asserted.
@@ -6,6 +6,7 @@ instead of the next time someone regenerates docs/benchmarks.md. No timing is as
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,10 @@ def test_every_bench_script_has_a_smoke_run() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SMOKE_ARGS))
-def test_bench_smoke(name: str) -> None:
+def test_bench_smoke(name: str, tmp_path: Path) -> None:
     argv = [sys.executable, str(ROOT / "scripts" / name), *SMOKE_ARGS[name], "--no-write"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its temporary files go
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip(), "a benchmark prints its section"
+    assert not list(tmp_path.iterdir()), "a benchmark removes its temporary files"
