@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     )
     from pipecat_steward.testing.shrink import shrink, write_scenario
     from pipecat_steward.testing.simulate import run_scenario
+    from pipecat_steward.testing.waiting import WaitBudget
 
 _WHERE = {
     "pipeline": (
@@ -123,6 +124,7 @@ _WHERE = {
         "verdict",
     ),
     "monitored": ("run_scenario_monitored",),
+    "waiting": ("WaitBudget",),
 }
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
@@ -179,6 +181,7 @@ __all__ = [
     "trace_turn",
     "transcript_turn_strategies",
     "visible_tool_names",
+    "WaitBudget",
 ]
 
 

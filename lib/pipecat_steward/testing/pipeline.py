@@ -20,6 +20,10 @@ have each handled everything the other sent, with no response running and none o
 service's own pending work (Gemini's held transcript) left, and nothing new between two such
 syncs. Without one (a service on something other than these fakes), a speech-to-speech
 `settle` falls back to waiting for a short time with no frame moving.
+
+The bounds on the start, a `settle` and the stop are `WaitBudget`s, counted in the waiter's own
+polls rather than by the clock: with hundreds of calls in one process, or on a busy CI machine,
+a call runs slower but ends the same, and a start that fails leaves no pipeline running.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from pipecat_steward.testing.lifecycle import Lifecycle
+from pipecat_steward.testing.waiting import WaitBudget
 
 SAMPLE_RATE = 24_000
 _CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands between sentences
@@ -286,30 +291,54 @@ class TextPipeline(Lifecycle):
         """Every sentence the bot spoke (sent to the TTS, or transcribed by the S2S service)."""
         return self.activity.spoken if self.tts is None else self.tts.spoken
 
-    async def start(self) -> None:
-        """Run the pipeline; return once its output transport is up."""
+    async def start(self, timeout: float = 5.0) -> None:
+        """Run the pipeline; return once its output transport is up.
+
+        Args:
+            timeout: The bound on the start, as a `WaitBudget`; a start that fails (or is
+                cancelled) cancels the pipeline, so none is left running.
+        """
         runner = WorkerRunner(handle_sigint=False)
         await runner.add_workers(self.worker)
         self._run = asyncio.create_task(runner.run())
-        await self.wait_started()
+        try:
+            await self.wait_started(timeout)
+        except BaseException:
+            await self._cancel()
+            raise
 
     async def wait_started(self, timeout: float = 5.0) -> None:
-        """Wait until the output transport is up (the `StartFrame` went all the way)."""
-        async with asyncio.timeout(timeout):
-            while not self.worker.has_finished() and not self.output.ready:
-                await asyncio.sleep(0.01)
+        """Wait until the output transport is up (the `StartFrame` went all the way).
+
+        Args:
+            timeout: The bound, as a `WaitBudget` (a loaded machine stretches it).
+        """
+        budget = WaitBudget(timeout, "the pipeline's start")
+        await budget.until(lambda: self.worker.has_finished() or self.output.ready, 0.01)
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """End the pipeline gracefully (cancel it if it does not end in `timeout`)."""
+        """End the pipeline gracefully (cancel it if it does not end within `timeout`).
+
+        Args:
+            timeout: The bound, as a `WaitBudget` (a loaded machine stretches it).
+        """
         if self._run is None:
             return
         await self.worker.queue_frame(EndFrame())
         try:
-            await asyncio.wait_for(asyncio.shield(self._run), timeout)
+            await WaitBudget(timeout, "the pipeline's end").first(self._run, interval=0.01)
         except TimeoutError:
-            await self.worker.cancel()
-            await self._run
+            await self._cancel()
+            return
+        await self._run
         self._run = None
+
+    async def _cancel(self) -> None:
+        """Cancel the pipeline and wait until its run has ended."""
+        run, self._run = self._run, None
+        if run is not None:
+            await self.worker.cancel()
+            await asyncio.gather(run, return_exceptions=True)
 
     async def say(self, text: str) -> None:
         """Say `text` as the caller: a final transcript enters the pipeline.
@@ -335,38 +364,40 @@ class TextPipeline(Lifecycle):
             quiet: Extra seconds with no frame moving after completion: the fallback for a
                 speech-to-speech pipeline without a `provider_sync` (default 0.3 s there, 0
                 elsewhere).
-            timeout: Give up (``TimeoutError``) after this long; a bound, not a clock the
-                result depends on.
+            timeout: Give up (``TimeoutError``) once this is spent, as a `WaitBudget`: a
+                bound, not a clock the result depends on (a loaded machine stretches it).
         """
         if quiet is None:
             quiet = 0.3 if self.tts is None and self.provider_sync is None else 0.0
-        async with asyncio.timeout(timeout):
-            await asyncio.sleep(quiet)  # a provider's answer may not have started moving yet
-            while not await self._round():
-                pass
-            while quiet and time.monotonic() - self.activity.last_push < quiet:
-                await asyncio.sleep(0.02)
+        budget = WaitBudget(timeout, "the pipeline's settling")
+        await asyncio.sleep(quiet)  # a provider's answer may not have started moving yet
+        while not await self._round(budget):
+            pass
+        while quiet and time.monotonic() - self.activity.last_push < quiet:
+            await budget.poll(0.02)
 
-    async def _round(self) -> bool:
+    async def _round(self, budget: WaitBudget) -> bool:
         """One pass over the pipeline (and the provider); whether nothing moved during it."""
-        await self._idle()
+        await self._idle(budget)
         moves = self.activity.moves
-        before = await self._sync()
-        await self._probe()
-        after = await self._sync()
+        before = await self._sync(budget)
+        await self._probe(budget)
+        after = await self._sync(budget)
         finished = self.worker.has_finished()
         return finished or (self.activity.moves == moves and before == after and self._done())
 
-    async def _sync(self) -> int:
+    async def _sync(self, budget: WaitBudget) -> int:
         """Sync with the provider (0 without one, or once the pipeline has ended)."""
         if self.provider_sync is None or self._run is None:
             return 0
         sync = asyncio.ensure_future(self.provider_sync())
-        await asyncio.wait({sync, self._run}, return_when=asyncio.FIRST_COMPLETED)
-        if not sync.done():  # the pipeline ended: its service answers nothing more
-            sync.cancel()
-            return 0
-        return sync.result()
+        try:
+            await budget.first(sync, self._run)
+        finally:
+            if not sync.done():  # the pipeline ended, or the budget ran out
+                sync.cancel()
+        # A pipeline that ended first: its service answers nothing more.
+        return sync.result() if sync.done() else 0
 
     def _done(self) -> bool:
         a = self.activity
@@ -376,16 +407,14 @@ class TextPipeline(Lifecycle):
         # one start per end), so only a cascaded pipeline can count them.
         return self.tts is None or (not a.turn_open and a.ended >= a.started)
 
-    async def _idle(self) -> None:
-        while not self._done() and not self.worker.has_finished():
-            await asyncio.sleep(0.005)
+    async def _idle(self, budget: WaitBudget) -> None:
+        await budget.until(lambda: self._done() or self.worker.has_finished())
 
-    async def _probe(self) -> None:
+    async def _probe(self, budget: WaitBudget) -> None:
         """Send a `SettleProbe` through the whole pipeline and wait until it comes out."""
         target = self.activity.probes + 1
         await self.worker.queue_frame(SettleProbe())
-        while self.activity.probes < target and not self.worker.has_finished():
-            await asyncio.sleep(0.005)
+        await budget.until(lambda: self.activity.probes >= target or self.worker.has_finished())
 
     @property
     def bot_speaking(self) -> bool:

@@ -12,7 +12,6 @@ directive went in. Traces have the shape of ``simulate.run_scenario``'s.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -36,6 +35,7 @@ from pipecat_steward.testing.scenario import (
 )
 from pipecat_steward.testing.script import Say, Step
 from pipecat_steward.testing.servers.openai_realtime import RealtimeServer
+from pipecat_steward.testing.waiting import WaitBudget
 
 __all__ = [
     "ObedientRealtimeModel",
@@ -131,10 +131,12 @@ class RealtimeRun:
         return turn_record(self.steward.session, user, since)
 
     async def _heard(self, since: int, timeout: float = 5.0) -> None:
-        """Wait until the steward took the caller's transcript in (a new turn record)."""
-        async with asyncio.timeout(timeout):
-            while len(self.steward.session.turns) <= since:
-                await asyncio.sleep(0.01)
+        """Wait until the steward took the caller's transcript in (a new turn record).
+
+        ``timeout`` is a `WaitBudget`: a loaded machine stretches it.
+        """
+        budget = WaitBudget(timeout, "the steward hearing the caller")
+        await budget.until(lambda: len(self.steward.session.turns) > since, 0.01)
 
 
 @asynccontextmanager
