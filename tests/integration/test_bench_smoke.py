@@ -18,6 +18,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_checkpoints": ["--turns", "3"],
     "bench_engine": ["--repeats", "1"],
     "bench_logs": ["--n", "1,3", "--lines", "50"],
+    "bench_mixed": ["--copies", "2", "--bots", "lead_capture"],
     "bench_load": ["--bots", "bella_notte", "--n", "1,2", "--repeat", "2", "--min-calls", "1"]
     + ["--processes", "2"],
     "bench_monitor": [],
