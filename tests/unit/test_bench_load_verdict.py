@@ -5,29 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.machinery
-import importlib.util
-import sys
 import tracemalloc
 from dataclasses import asdict
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-from tests.bench_support import load
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_load"
+from tests.bench_support import load, script_module
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("bench_load_under_test", str(SCRIPT))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = module  # dataclasses look their module up while being built
-    loader.exec_module(module)
-    return module
+    return script_module("bench_load")
 
 
 def runs(plain: list[float], steward: list[float]) -> tuple[load.Run, load.Run]:

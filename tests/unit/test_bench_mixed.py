@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import sys
 from collections import Counter
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_mixed"
+from tests.bench_support import script_module
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("bench_mixed_under_test", str(SCRIPT))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = module  # dataclasses look their module up while being built
-    loader.exec_module(module)
-    return module
+    return script_module("bench_mixed")
 
 
 @pytest.mark.parametrize(
