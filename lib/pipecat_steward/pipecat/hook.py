@@ -16,6 +16,7 @@ returns an outcome; the hook carries it out with pipecat frames.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,10 +47,20 @@ ApplySystem = Callable[[str], Awaitable[None]]
 
 @dataclass
 class _Shared:
-    """Bookkeeping the hooks of one session share (the fallback pair uses two hooks)."""
+    """Bookkeeping the hooks of one session share (the fallback pair uses two hooks).
+
+    ``applied`` is the instruction the service holds (None: not known); ``applying`` makes each
+    comparison with it and the update that follows one step, so an instruction prepared ahead
+    and an inference's own never interleave. ``inferences`` counts the inferences begun and
+    ``busy`` those not finished: a prepared instruction is applied only while neither moved.
+    """
 
     seen_user: int = -1
     applied: str | None = None
+    applying: asyncio.Lock = field(default_factory=asyncio.Lock)
+    inferences: int = 0
+    busy: int = 0
+    preparing: asyncio.Task[None] | None = None
     tool_calls: int = 0
     said: list[str] = field(default_factory=lambda: [])
 
@@ -75,6 +86,9 @@ class StewardHook:
         self.driver = driver or Driver(session)
         self._shared = _Shared()
         self._sees_calls = isinstance(llm, LLMService)
+        # Applied to the service itself, its instruction is read there: a change made by anyone
+        # else (the app's own settings update) is seen. Sent on as frames, only the record is.
+        self._reads_service = apply_system is None and isinstance(llm, LLMService)
         if isinstance(llm, LLMService):
             _observe(llm, self._shared)
 
@@ -109,6 +123,17 @@ class StewardHook:
         LLM-shaped reply, the real inference with the action's tools and suffix, then what the
         driver completes the inference with.
         """
+        shared = self._shared
+        shared.inferences += 1
+        shared.busy += 1
+        try:
+            await self._on_context(frame, direction, run)
+        finally:
+            shared.busy -= 1
+
+    async def _on_context(
+        self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
+    ) -> None:
         await self.driver.settle()
         context = frame.context
         messages = context.get_messages()
@@ -149,17 +174,58 @@ class StewardHook:
         Returns whether the model called a tool in its response, and the text it said.
         """
         frame.context.set_tools(self.tools.tools_for(action.visible_tools))
-        suffix = action.suffix
-        system = f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
-        if system != self._shared.applied:  # unchanged instructions need no settings update
-            await self.apply_system(system)
-            self._shared.applied = system
+        system = self._system(action)
+        async with self._shared.applying:
+            if not self._holds(system):  # unchanged instructions need no settings update
+                await self._apply(system)
         started, self._shared.said = self._shared.tool_calls, []
         await run(frame, direction)
         # Where the inference runs elsewhere (the two-processor fallback) its response is not
         # seen here: count it as acting, so code never talks over the model.
         acted = self._shared.tool_calls != started or not self._sees_calls
         return acted, "".join(self._shared.said)
+
+    def prepare(self, action: Action) -> None:
+        """Apply the instruction an anticipated ``action`` runs the model with, ahead of time.
+
+        Called while the caller's turn ends, with the step anticipated for their words: the
+        inference that uses that step then finds its instruction applied and goes straight to
+        the model. Applying an instruction is a settings update of the service (pipecat logs
+        each one); done here it is off the way from the caller's words to the request. Only
+        while no inference has begun since: an inference applies its own instruction, and one
+        begun first is never overtaken. An action that acts before any inference (a preempt,
+        engine calls) prepares nothing.
+        """
+        shared = self._shared
+        if action.preempt or action.calls or shared.busy:
+            return
+        system = self._system(action)
+        if not self._holds(system):
+            epoch = shared.inferences
+            shared.preparing = asyncio.get_running_loop().create_task(self._prepare(system, epoch))
+
+    async def _prepare(self, system: str, epoch: int) -> None:
+        shared = self._shared
+        async with shared.applying:
+            if shared.inferences == epoch and not shared.busy and not self._holds(system):
+                await self._apply(system)
+
+    def _holds(self, system: str) -> bool:
+        """Whether the service's instruction is ``system`` (as far as this hook can tell)."""
+        if self._reads_service:
+            return getattr(self.llm.settings, "system_instruction", None) == system  # pyright: ignore[reportAttributeAccessIssue]
+        return self._shared.applied == system
+
+    async def _apply(self, system: str) -> None:
+        """Update the service's instruction; hold ``applying`` (unknown until it is done)."""
+        self._shared.applied = None
+        await self.apply_system(system)
+        self._shared.applied = system
+
+    def _system(self, action: Action) -> str:
+        """The whole instruction ``action`` runs the model with."""
+        suffix = action.suffix
+        return f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
 
     async def speak(self, text: str) -> None:
         """Emit an LLM-shaped reply instead of the inference."""

@@ -184,4 +184,6 @@ class Steward:
     def _anticipate_now(self, heard: tuple[int, list[TextPartForConcatenation]]) -> None:
         turns = self.session.caller_turns
         if turns.open and turns.current == heard[0] and self._heard is heard:
-            self.driver.anticipate(concatenate_aggregated_text(heard[1]))
+            action = self.driver.anticipate(concatenate_aggregated_text(heard[1]))
+            if action is not None and self.hook is not None:
+                self.hook.prepare(action)  # its instruction too, while the turn ends

@@ -113,12 +113,16 @@ class StepAnticipation:
         self.stats = AnticipationStats()
         self._held: tuple[StepInputs, EngineStep, _ChooserCopy] | None = None
 
-    def make(self, source: StepSource, words: str, *, first_turn: bool) -> None:
-        """Run the step for ``words`` and keep it with its inputs (it replaces any held one)."""
+    def make(self, source: StepSource, words: str, *, first_turn: bool) -> EngineStep | None:
+        """Run the step for ``words`` and keep it with its inputs (it replaces any held one).
+
+        Returns the step made, or None when none could be (blank words, a chooser that cannot
+        be copied, an error the inference will meet again).
+        """
         self._held = None
         words = words.strip()
         if not words:
-            return
+            return None
         data = copy.deepcopy(source.event_data)
         inputs = StepInputs(words, first_turn, source.channel, source.state.copy(), data)
         copied = _ChooserCopy(source.rng)
@@ -134,13 +138,14 @@ class StepAnticipation:
                 caller_words=words,
             )
         except _CannotCopy:
-            return
+            return None
         except Exception:
             # The turn's inference runs the step again and meets the error where it is handled.
             logger.opt(exception=True).debug("steward: a step could not be anticipated")
-            return
+            return None
         self._held = (inputs, result, copied)
         self.stats.made += 1
+        return result
 
     def take(self, source: StepSource, words: str, *, first_turn: bool) -> EngineStep | None:
         """The anticipated step when its inputs are these, else None; either way it is used up.

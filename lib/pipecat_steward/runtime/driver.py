@@ -106,16 +106,18 @@ class Driver:
         self.unheard: list[str] = []
         self._first_turn = True  # the last inference's flag: what an anticipation assumes
 
-    def anticipate(self, words: str) -> None:
+    def anticipate(self, words: str) -> Action | None:
         """Run the engine's step for a caller's final words before their inference asks for it.
 
         The step's first-turn flag is the last inference's, and off once the bot has spoken;
         a wrong guess only costs the step run here. Nothing is anticipated while calls started
-        earlier are still running: their results change the state first.
+        earlier are still running: their results change the state first. Returns the
+        anticipated action (None when nothing was anticipated).
         """
-        if not self.inflight:
-            first = self._first_turn and not self.session.bot_said
-            self.session.anticipate(words, first_turn=first)
+        if self.inflight:
+            return None
+        first = self._first_turn and not self.session.bot_said
+        return self.session.anticipate(words, first_turn=first)
 
     async def inference(
         self, user_text: str, *, first_turn: bool, speculative: bool = False

@@ -198,15 +198,18 @@ class StewardSession:
             self.turn.events.extend(action.events)
         return action
 
-    def anticipate(self, user_text: str, *, first_turn: bool) -> None:
+    def anticipate(self, user_text: str, *, first_turn: bool) -> Action | None:
         """Run the step a caller turn opening with these words will need, ahead of its inference.
 
         ``decide`` uses it when nothing it reads has changed by then (see ``StepAnticipation``);
-        the session itself is not changed.
+        the session itself is not changed. Returns the step's action (None when none was made),
+        so a host can prepare what carrying it out needs.
         """
-        if self.conflict is None:
-            self.anticipation.make(self, user_text, first_turn=first_turn)
-            self.secrets.prepare(user_text.strip())  # the turn record keeps them redacted
+        if self.conflict is not None:
+            return None
+        made = self.anticipation.make(self, user_text, first_turn=first_turn)
+        self.secrets.prepare(user_text.strip())  # the turn record keeps them redacted
+        return made.action if made is not None else None
 
     def open_turn(self, user_text: str) -> None:
         """Start a caller turn on either engine: the same identity, the same redacted record.

@@ -153,8 +153,9 @@ class TransactionSession(StewardSession):
         self.turn.events.extend(action.events)
         return action
 
-    def anticipate(self, user_text: str, *, first_turn: bool) -> None:
+    def anticipate(self, user_text: str, *, first_turn: bool) -> Action | None:
         """Nothing: a transaction turn reads the clock and the turn count as it is taken."""
+        return None
 
     def tool_call(self, name: str, args: Mapping[str, Any]) -> RecordedCall:
         """Collect a transaction tool the LLM called; the turn's calls are routed together."""
