@@ -10,12 +10,11 @@ inference runs with its own instruction: a prepared one never overtakes an infer
 from __future__ import annotations
 
 import asyncio
-import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+from tests.pipecat_support.scenario_call import BOTS, play_scenario
 
 # isort: split
 from pipecat.frames.frames import Frame, LLMContextFrame
@@ -26,13 +25,8 @@ from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.hook import StewardHook
 from pipecat_steward.pipecat.steward import Steward
-from pipecat_steward.testing.backend import scripted_backend
-from pipecat_steward.testing.pipeline import TextPipeline
-from pipecat_steward.testing.scenario import TurnClock, before_turn, load_scenario
-from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
+from pipecat_steward.testing.scripted_llm import ScriptedLLM
 
-BOTS = Path(__file__).resolve().parents[2] / "bots"
 SCENARIOS = [
     ("bella_notte", "happy_path.yaml", True),
     ("bella_notte", "correction_after_confirmation.yaml", True),
@@ -81,30 +75,16 @@ class Updates:
 
 
 async def call(bot: str, name: str, turn_end_s: float) -> tuple[list[Any], Updates, Any]:
-    agent = load_agent(BOTS / bot)
-    scenario = load_scenario(BOTS / bot / "scenarios" / name)
-    steward = Steward(
-        scripted_backend(agent, scenario.backend),
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-        clock=TurnClock(),
+    updates: list[Updates] = []
+    played = await play_scenario(
+        bot,
+        name,
+        turn_end_s,
+        before_attach=lambda llm: updates.append(Updates(llm)),
+        after_attach=lambda llm: updates[0].watch(),
     )
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([])
-    updates = Updates(llm)
-    steward.attach(llm)
-    updates.watch()
-    async with TextPipeline(llm, observers=steward.observers, turn_end_s=turn_end_s) as pipeline:
-        for turn in scenario.turns:
-            before_turn(steward.session, turn)
-            model.queue = [scenario_step(i) for i in turn.llm]
-            llm.extend(FunctionStep(model) for _ in range(8 - llm.remaining))
-            await pipeline.say(turn.user)
-            await pipeline.settle()
-    seen = [(i.seen.direction, i.seen.system) for i in llm.inferences]
-    return seen, updates, (list(pipeline.spoken), steward.session.state)
+    seen = [(i.seen.direction, i.seen.system) for i in played.llm.inferences]
+    return seen, updates[0], (played.spoken, played.state)
 
 
 @pytest.mark.parametrize(("bot", "name", "anticipates"), SCENARIOS)

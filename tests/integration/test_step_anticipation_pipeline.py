@@ -10,12 +10,12 @@ anticipated).
 from __future__ import annotations
 
 import asyncio
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+from tests.pipecat_support.scenario_call import play_scenario
 
 # isort: split
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
@@ -24,11 +24,8 @@ from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.events import UserTranscript
 from pipecat_steward.pipecat.steward import ANTICIPATE_AFTER_S, Steward
 from pipecat_steward.runtime.anticipation import AnticipationStats
-from pipecat_steward.testing.backend import scripted_backend
-from pipecat_steward.testing.pipeline import TextPipeline
-from pipecat_steward.testing.scenario import TurnClock, before_turn, load_scenario
-from pipecat_steward.testing.scripted_llm import FunctionStep, ScriptedLLM
-from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
+from pipecat_steward.testing.scenario import load_scenario
+from pipecat_steward.testing.scripted_llm import ScriptedLLM
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 SCENARIOS = [
@@ -39,38 +36,11 @@ SCENARIOS = [
 ]
 
 
-def halves(words: str) -> list[str]:
-    """The caller's words as two transcripts, split at the middle space (as an STT may)."""
-    cut = words.find(" ", len(words) // 2)
-    return [words] if cut < 0 else [words[:cut], words[cut + 1 :]]
-
-
 async def call(
     bot: str, name: str, turn_end_s: float, *, split: bool = False
 ) -> tuple[list[str], Any, AnticipationStats]:
-    agent = load_agent(BOTS / bot)
-    scenario = load_scenario(BOTS / bot / "scenarios" / name)
-    steward = Steward(
-        scripted_backend(agent, scenario.backend),
-        rng=random.Random(scenario.seed),
-        event_data=scenario.event_data,
-        channel=scenario.channel,
-        clock=TurnClock(),
-    )
-    await steward.start()
-    model = ScriptedModel()
-    llm = ScriptedLLM([])
-    steward.attach(llm)
-    pipeline = TextPipeline(llm, observers=steward.observers, turn_end_s=turn_end_s)
-    async with pipeline:
-        for turn in scenario.turns:
-            before_turn(steward.session, turn)
-            model.queue = [scenario_step(i) for i in turn.llm]
-            llm.extend(FunctionStep(model) for _ in range(8 - llm.remaining))
-            for part in halves(turn.user) if split else [turn.user]:
-                await pipeline.say(part)
-            await pipeline.settle()
-    return list(pipeline.spoken), steward.session.state, steward.session.anticipation.stats
+    played = await play_scenario(bot, name, turn_end_s, split=split)
+    return played.spoken, played.state, played.stats
 
 
 @pytest.mark.parametrize(("bot", "name"), SCENARIOS)
