@@ -217,7 +217,11 @@ class StewardHook:
         return self._shared.applied == system
 
     async def _apply(self, system: str) -> None:
-        """Update the service's instruction; hold ``applying`` (unknown until it is done)."""
+        """Update the service's instruction (the caller holds ``applying``).
+
+        The record says "not known" until the update is done: an update that fails leaves the
+        next inference to apply its instruction again.
+        """
         self._shared.applied = None
         await self.apply_system(system)
         self._shared.applied = system
