@@ -70,6 +70,11 @@ class Updates:
         self.llm.process_frame = process_frame  # type: ignore[method-assign]
 
     @property
+    def systems(self) -> list[str]:
+        """Every instruction applied, in order."""
+        return [system for system, _ in self.seen]
+
+    @property
     def on_the_way(self) -> list[str]:
         return [system for system, handling in self.seen if handling]
 
@@ -102,19 +107,11 @@ async def test_a_turn_whose_step_was_anticipated_finds_its_instruction_applied(
     assert prepared.on_the_way == ([] if anticipates else unprepared.on_the_way)
 
 
-def hooked(bot: str = "bella_notte") -> tuple[Steward, StewardHook, ScriptedLLM, list[str]]:
+def hooked(bot: str = "bella_notte") -> tuple[Steward, StewardHook, ScriptedLLM, Updates]:
     steward = Steward(load_agent(BOTS / bot))
     llm = ScriptedLLM([])
     hook = steward.attach(llm)
-    applied: list[str] = []
-    update = llm._update_settings  # pyright: ignore[reportPrivateUsage]
-
-    async def recorded(delta: Any) -> dict[str, Any]:
-        applied.append(str(delta.system_instruction))
-        return await update(delta)
-
-    llm._update_settings = recorded  # type: ignore[method-assign]
-    return steward, hook, llm, applied
+    return steward, hook, llm, Updates(llm)
 
 
 def caller_says(words: str) -> LLMContextFrame:
@@ -132,24 +129,25 @@ PREPARED = Action(
 
 
 async def test_the_anticipated_instruction_is_applied_before_the_inference_and_not_again() -> None:
-    steward, hook, llm, applied = hooked()
+    steward, hook, llm, updates = hooked()
     action = steward.driver.anticipate(WORDS)
     assert action is not None
     hook.prepare(action)
     await asyncio.sleep(0)  # the turn-end wait
-    assert len(applied) == 1
+    assert len(updates.systems) == 1
     ran: list[str] = []
 
     async def run(frame: Any, direction: Any) -> None:
         ran.append(instruction(llm))
 
     await hook.on_context(caller_says(WORDS), FrameDirection.DOWNSTREAM, run)
-    assert ran == applied and len(applied) == 1  # used as prepared, nothing applied on the way
+    # Used as prepared: nothing applied on the way.
+    assert ran == updates.systems and len(updates.systems) == 1
     assert steward.session.anticipation.stats.hits == 1
 
 
 async def test_an_inference_that_begins_before_the_prepared_instruction_keeps_its_own() -> None:
-    _, hook, llm, applied = hooked()
+    _, hook, llm, updates = hooked()
     ran: list[str] = []
 
     async def run(frame: Any, direction: Any) -> None:
@@ -159,11 +157,11 @@ async def test_an_inference_that_begins_before_the_prepared_instruction_keeps_it
     await hook.on_context(caller_says(WORDS), FrameDirection.DOWNSTREAM, run)
     await asyncio.sleep(0.01)  # the prepared update gets its turn, after the inference began
     assert PREPARED.suffix not in ran[0]
-    assert instruction(llm) == ran[0] and applied == [ran[0]]
+    assert instruction(llm) == ran[0] and updates.systems == [ran[0]]
 
 
 async def test_nothing_is_prepared_while_an_inference_runs() -> None:
-    _, hook, llm, applied = hooked()
+    _, hook, llm, updates = hooked()
     inside: list[str] = []
 
     async def run(frame: Any, direction: Any) -> None:
@@ -174,7 +172,7 @@ async def test_nothing_is_prepared_while_an_inference_runs() -> None:
     await hook.on_context(caller_says(WORDS), FrameDirection.DOWNSTREAM, run)
     await asyncio.sleep(0.01)
     assert PREPARED.suffix not in inside[0] and instruction(llm) == inside[0]
-    assert len(applied) == 1
+    assert len(updates.systems) == 1
 
 
 @pytest.mark.parametrize("preparing_first", [True, False])
@@ -222,9 +220,9 @@ async def test_an_update_in_progress_and_an_inference_never_interleave(
 
 
 async def test_an_action_that_acts_before_any_inference_prepares_nothing() -> None:
-    _, hook, _, applied = hooked()
+    _, hook, _, updates = hooked()
     hook.prepare(
         Action("terminal", None, "completed", suffix="Unused.", preempt=True, message="Bye.")
     )
     await asyncio.sleep(0.01)
-    assert applied == []
+    assert updates.systems == []
