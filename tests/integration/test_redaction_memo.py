@@ -7,6 +7,8 @@ redactor would give. Checked over random interleavings of variable changes and t
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,6 +39,7 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Agent:
 
 step = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(VARIABLES), st.sampled_from(VALUES)),
+    st.tuples(st.just("grow"), st.sampled_from(VARIABLES), st.sampled_from(VALUES)),
     st.tuples(st.just("say"), st.sampled_from(TEXTS), st.just("")),
 )
 
@@ -49,6 +52,14 @@ def test_a_memoised_redaction_equals_a_fresh_one_after_any_change(
     session = open_session(agent)
     secrets = session.secrets
     for op, a, b in steps:
+        if op == "grow":  # a host adds to a set it already stored, in place
+            variables: dict[str, Any] = session.state.variables  # a host may store any value
+            held = variables.get(a)
+            if isinstance(held, set):
+                cast(set[str], held).add(b)
+            else:
+                variables[a] = {b}
+            continue
         if op == "set":
             if b:
                 session.state.variables[a] = b
@@ -88,3 +99,18 @@ def test_preparing_words_changes_nothing_their_hearing_gives_or_learns(
             assert ahead.secrets.hear(a) == twin.secrets.hear(a)
         for text in TEXTS:
             assert ahead.secrets.redact(text) == twin.secrets.redact(text)
+
+
+@pytest.mark.parametrize("holder", [set, list, dict], ids=["set", "list", "dict"])
+def test_a_secret_added_in_place_is_redacted_at_once(agent: Agent, holder: type) -> None:
+    session = open_session(agent)
+    held = holder()
+    session.state.variables["portal_password"] = held
+    assert session.secrets.redact("opaltiger") == "opaltiger"  # not secret yet
+    if isinstance(held, set):
+        held.add("opaltiger")
+    elif isinstance(held, list):
+        held.append("opaltiger")
+    else:
+        held["word"] = "opaltiger"
+    assert "opaltiger" not in session.secrets.redact("my word is opaltiger")

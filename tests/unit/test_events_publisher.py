@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -17,6 +19,7 @@ from pipecat_steward.events.schema import (
     event_kinds,
     parse_event_or_none,
 )
+from pipecat_steward.events.sqlite_store import SQLiteEventStore
 
 CANARY = "4929-1234-5678"
 
@@ -137,3 +140,39 @@ async def test_hub_replays_stored_then_live_and_continues_seq() -> None:
     await asyncio.wait_for(reader, 1)
     assert seqs == [1, 2, 3, 4]
     assert [s.agent for s in await hub.sessions()] == ["clinic"]
+
+
+class _Card:
+    """A value object whose text is the secret (as a tool might return one)."""
+
+    def __str__(self) -> str:
+        return f"card {CANARY}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {CANARY},
+        frozenset({CANARY}),
+        CANARY.encode(),
+        _Card(),
+        {(CANARY, 1): "x"},
+        [{"n": {CANARY}}],
+    ],
+    ids=["set", "frozenset", "bytes", "object", "tuple key", "nested set"],
+)
+async def test_a_secret_in_any_value_reaches_no_client_store_or_kept_event(
+    value: object, tmp_path: Path
+) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    pub = EventPublisher("s1", redact=_redact, store=store)
+    sent: list[str] = []
+    pub.sinks.append(lambda e: sent.append(json.dumps(e.model_dump(mode="json"))))
+    pub.emit(ToolResultEvent, name="pay", outcome="ok", result={"echo": value})
+    pub.emit(SlotChange, slot="card", status="filled", value=value)
+    await pub.flush()
+    stored = [e.model_dump_json() for e in await store.read("s1")]
+    kept = [e.model_dump_json() for e in pub.events]
+    await store.close()
+    assert len(sent) == len(stored) == len(kept) == 2  # every event went everywhere
+    assert CANARY not in "".join(sent + stored + kept)

@@ -59,6 +59,27 @@ def test_sensitive_variables_give_every_leaf_value() -> None:
     assert secret_values(specs, values) == {"4111111111111111", "A-99812", "77123"}
 
 
+class _Member:
+    def __str__(self) -> str:
+        return "M-448812"
+
+
+@pytest.mark.parametrize(
+    ("value", "secrets"),
+    [
+        ({"A-99812", "B-11234"}, {"A-99812", "B-11234"}),
+        (frozenset({"A-99812"}), {"A-99812"}),
+        ({"ids": ({"77123"},)}, {"77123"}),
+        (b"A-99812", {"A-99812"}),
+        (_Member(), {"M-448812"}),
+    ],
+    ids=["set", "frozenset", "nested set", "bytes", "object"],
+)
+def test_a_sensitive_value_is_known_whatever_holds_it(value: object, secrets: set[str]) -> None:
+    specs = [VariableSpec(name="ids", sensitive=True)]
+    assert secret_values(specs, {"ids": value}) == secrets
+
+
 def test_a_secure_capture_makes_the_utterance_and_its_numbers_secret() -> None:
     found = secrets_in_capture("it's 4111 1111 1111 1111, expiry 12 29")
     assert "4111 1111 1111 1111" in found and "it's 4111 1111 1111 1111, expiry 12 29" in found

@@ -24,6 +24,7 @@ from pipecat_steward.core.variables import VariableSpec
 __all__ = [
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
+    "as_text",
     "IndexedRedactor",
     "Redactor",
     "luhn",
@@ -64,16 +65,28 @@ def _is_number(secret: str, digits: list[str]) -> bool:
 
 
 def _leaves(value: object) -> Iterable[str]:
+    """Every value a structure holds, as text: what is secret when the structure is."""
     if isinstance(value, Mapping):
         for item in value.values():  # pyright: ignore[reportUnknownVariableType]
             yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
-    elif isinstance(value, (list, tuple)):
+    elif isinstance(value, _COLLECTIONS):
         for item in value:  # pyright: ignore[reportUnknownVariableType]
             yield from _leaves(item)  # pyright: ignore[reportUnknownArgumentType]
-    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        text = str(value).strip()
+    elif value is not None and not isinstance(value, bool):
+        text = as_text(value).strip()
         if len(text) >= MIN_SECRET:
             yield text
+
+
+_COLLECTIONS = (list, tuple, set, frozenset)
+"""Containers whose items are values of their own (a mapping's values are too)."""
+
+
+def as_text(value: object) -> str:
+    """The text a value shows wherever it is written: bytes decoded, anything else ``str``."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
 
 
 _SPOKEN = re.compile(
@@ -199,7 +212,12 @@ def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]
 
 
 def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
-    """A copy of JSON-like data with ``redact`` applied to every string (keys included)."""
+    """A copy of ``value`` as plain JSON data, with ``redact`` applied to every string in it.
+
+    Whatever carries a secret, the copy holds only JSON's own types: mappings become dicts,
+    sequences and sets lists (a set's items in a stable order), and any other value (bytes, an
+    object) its text (see :func:`as_text`), redacted like any string. Keys are redacted too.
+    """
     # Exact builtin types first: every event field passes through here, and an isinstance
     # check against the ``Mapping`` ABC costs more than the redaction of a short string.
     kind = type(value)
@@ -209,17 +227,36 @@ def redact_tree(value: object, redact: Callable[[str], str]) -> Any:
         return value
     if kind is dict:
         items = cast(dict[object, object], value).items()
-        return {redact_tree(k, redact): redact_tree(v, redact) for k, v in items}
+        return {_key(k, redact): redact_tree(v, redact) for k, v in items}
     if kind is list or kind is tuple:
         return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
-    if isinstance(value, str):  # a str subclass (a StrEnum member)
-        return redact(value)
+    return _redact_other(value, redact)
+
+
+def _redact_other(value: object, redact: Callable[[str], str]) -> Any:
+    """``redact_tree`` for the types its fast path does not name."""
+    if isinstance(value, str):  # a str subclass (a StrEnum member): its text is its value
+        return redact(str.__str__(value))
+    if isinstance(value, (int, float)):  # an IntEnum member, say: a number in JSON
+        return value
     if isinstance(value, Mapping):
         items = cast(Mapping[object, object], value).items()
-        return {redact_tree(k, redact): redact_tree(v, redact) for k, v in items}
+        return {_key(k, redact): redact_tree(v, redact) for k, v in items}
     if isinstance(value, (list, tuple)):
         return [redact_tree(v, redact) for v in cast(Iterable[object], value)]
-    return value
+    if isinstance(value, (set, frozenset)):
+        items = [redact_tree(v, redact) for v in cast(Iterable[object], value)]
+        return sorted(items, key=lambda item: (type(item).__name__, str(item)))
+    return redact(as_text(value))
+
+
+def _key(key: object, redact: Callable[[str], str]) -> str | int | float | bool | None:
+    """A mapping key as a JSON object may hold it (a number or a redacted text)."""
+    if isinstance(key, str):
+        return redact(str.__str__(key))  # a StrEnum member's text is its value
+    if key is None or isinstance(key, (int, float)):
+        return key
+    return redact(as_text(key))
 
 
 _SCALARS: frozenset[type] = frozenset({int, float, bool, type(None)})

@@ -27,6 +27,7 @@ from pipecat_steward.core.redaction import (
     SECURE_PLACEHOLDER,
     IndexedRedactor,
     Redactor,
+    as_text,
     secret_digits,
     secret_values,
     secrets_in_capture,
@@ -191,7 +192,7 @@ _PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 
 def _frozen(value: object) -> object:
-    """``value`` as a snapshot that compares by value (structures are copied, others kept)."""
+    """``value`` as a snapshot that compares by value (structures copied, objects by their text)."""
     if type(value) in _PLAIN:
         return value
     if isinstance(value, Mapping):
@@ -199,7 +200,9 @@ def _frozen(value: object) -> object:
         return ("{}", tuple((k, _frozen(v)) for k, v in items))
     if isinstance(value, (list, tuple)):
         return ("[]", tuple(_frozen(v) for v in cast(Iterable[object], value)))
-    return value
+    if isinstance(value, (set, frozenset)):
+        return ("{,}", frozenset(_frozen(v) for v in cast(Iterable[object], value)))
+    return (type(value), as_text(value))  # what redaction learns of it is its text
 
 
 _MEMO_SIZE = 4096
