@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -176,3 +178,34 @@ async def test_a_secret_in_any_value_reaches_no_client_store_or_kept_event(
     await store.close()
     assert len(sent) == len(stored) == len(kept) == 2  # every event went everywhere
     assert CANARY not in "".join(sent + stored + kept)
+
+
+_SHARED = (type, types.ModuleType, types.FunctionType, types.MethodType)
+"""Code and classes: every call shares them (a function leads to its module's globals)."""
+
+
+def _tracked_from(root: object) -> int:
+    """Objects the cycle collector tracks that ``root`` holds (what a full collection walks)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen or isinstance(item, _SHARED) or not gc.is_tracked(item):
+            continue
+        seen.add(id(item))
+        todo.extend(gc.get_referents(item))
+    return len(seen)
+
+
+def test_kept_events_hold_nothing_the_cycle_collector_walks() -> None:
+    # Every live call keeps its events: a full collection walks each object they hold, so
+    # those objects cost every call in the process, at every collection.
+    pub = EventPublisher("s1")
+    held: list[int] = []
+    for _ in range(2):
+        for _ in range(50):
+            pub.emit(SlotChange, slot="name", status="filled", value={"v": ["Ada", {"k": 1}]})
+            pub.emit(ToolResultEvent, name="pay", outcome="ok", result={"echo": [1, {"x": 2}]})
+        gc.collect()
+        held.append(_tracked_from(pub))
+    assert held[1] == held[0]
