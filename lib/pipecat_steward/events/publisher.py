@@ -7,10 +7,10 @@ a failing sink or store, so it is safe on the frame path. ``subscribe`` replays 
 emitted so far, then yields live ones until the publisher closes.
 
 Each event is kept as its JSON text, as a store keeps it, and ``events`` parses them when
-asked. A call holds its events for as long as it runs, and every object it holds is walked by
-each full collection of the cycle collector, for every call of the process: kept as models
-(a model, its dict, its set of fields and every list and dict in it), the events of a call
-were half the objects the steward held and most of its collector time with many calls at once.
+asked. A call holds its events for as long as it runs, and each full collection of the cycle
+collector walks every object that every live call holds. Kept as models (a model, its dict,
+its set of fields and every list and dict in it), a call's events would be half the objects
+the steward holds, and most of its collector time with many calls at once; text is not walked.
 """
 
 from __future__ import annotations
