@@ -44,7 +44,13 @@ change); each item of `events` is one event as described below. Events recorded 
 last inference reach only the store and the subscribers.
 
 Sensitive values are redacted before an event exists, exactly as traces and logs redact them:
-no store, subscriber or client ever sees one.
+no store, subscriber or client ever sees one. Whatever carries a value, an event holds only
+JSON's own types: a set becomes a list, bytes and other objects become their text, and every
+string among them, keys included, is redacted.
+
+The publisher keeps a call's events as their JSON text, as the stores do: `publisher.events`
+parses them into new models at each read. A live call holds its events for as long as it runs,
+and text is nothing the cycle collector has to walk.
 
 ## Compatibility
 
