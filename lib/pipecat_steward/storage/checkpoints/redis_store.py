@@ -102,10 +102,10 @@ class RedisCheckpointStore(EncodingStore):
             ttl_ms,
         ]
         try:
-            # redis-py's stubs type a script call per client flavour, differently across
-            # releases; the save script always replies with [ok, version].
-            reply = cast(list[Any], await self._save_script(keys=[self._key(identity)], args=args))
-            ok, version = reply
+            # redis-py's annotations make the awaited reply an Awaitable in some releases; the
+            # save script always replies with [ok, version].
+            reply = await self._save_script(keys=[self._key(identity)], args=args)
+            ok, version = cast(list[Any], reply)
         except RedisError as exc:
             raise StoreError(f"redis save of checkpoint {identity} failed: {exc}") from exc
         if not ok:
