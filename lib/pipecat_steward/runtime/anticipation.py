@@ -76,19 +76,21 @@ class _ChooserCopy:
     def __init__(self, chooser: Chooser) -> None:
         self.chooser = chooser
         self.before: tuple[Any, ...] | None = None  # the session's chooser state when copied
-        self._twin = random.Random()
+        # Made on first use too: seeding a generator reads the OS's entropy, on every turn.
+        self._twin: random.Random | None = None
 
     def choice(self, seq: list[T], /) -> T:
-        if self.before is None:
+        if self._twin is None:
             if type(self.chooser) is not random.Random:  # a SystemRandom has no state
                 raise _CannotCopy
             self.before = self.chooser.getstate()
+            self._twin = random.Random()
             self._twin.setstate(self.before)
         return self._twin.choice(seq)
 
     def catch_up(self, chooser: Chooser) -> bool:
         """Move ``chooser`` on as the copy moved, if it is where the copy started from."""
-        if self.before is None:
+        if self._twin is None:
             return True
         if type(chooser) is not random.Random or chooser.getstate() != self.before:
             return False
@@ -123,7 +125,7 @@ class StepAnticipation:
         words = words.strip()
         if not words:
             return None
-        data = copy.deepcopy(source.event_data)
+        data = copy.deepcopy(source.event_data) if source.event_data else {}
         inputs = StepInputs(words, first_turn, source.channel, source.state.copy(), data)
         copied = _ChooserCopy(source.rng)
         try:
