@@ -22,7 +22,7 @@ from tests.integration.test_stale_worker import ServerMessages
 from pipecat_steward.events import EventPublisher
 from pipecat_steward.events.live import RTVI_TYPE, RTVI_VERSION
 from pipecat_steward.events.recorder import record_session
-from pipecat_steward.events.schema import BotUtteranceEvent, CallerTranscript
+from pipecat_steward.events.schema import BotUtteranceEvent, CallerTranscript, DebugEvent
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.player import play_scenario
 from pipecat_steward.testing.scenario import load_scenario, load_scenarios
@@ -137,3 +137,25 @@ async def test_a_turn_s_events_leave_in_one_message_and_none_is_lost(
     assert len(sent) >= len(emitted) // 2
     assert any(s for t in scenario.turns for s in t.llm)  # the model does call tools
     assert 0 < len(batches) <= len(scenario.turns)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"text": "Grüße, 東京 ☕", "quote": 'say "hi"\n'},
+        {"t": 0.1 + 0.2, "big": 10**18, "tiny": 1e-300, "neg": -0.0},
+        {"nested": {"list": [1, [2, {"x": None}]], "flag": True}},
+        {},
+    ],
+)
+def test_the_client_gets_each_event_as_the_publisher_keeps_it(data: dict[str, Any]) -> None:
+    """The message's events are the kept JSON read back: the same values, in every shape."""
+    steward = Steward.from_folder(BELLA, supervise=False)
+    publisher, session = steward.events.publisher, steward.session
+    publisher.emit(DebugEvent, tag="probe", n=1, data=data)
+    session.client_outbox.append({"type": "other"})
+    publisher.emit(DebugEvent, tag="probe", n=2, data=data)
+    taken = session.take_status()
+    sent = [e for m in taken if m["type"] == RTVI_TYPE for e in m["events"]]
+    assert sent == [e.model_dump(mode="json") for e in publisher.events]
+    assert [e["data"] for e in sent[1:]] == [data, data]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
@@ -23,7 +24,7 @@ from loguru import logger
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
-from pipecat_steward.events.schema import Event, MonitorCheck
+from pipecat_steward.events.schema import MonitorCheck
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.steward import Steward
@@ -51,8 +52,10 @@ class StewardEvents:
         self.publisher = publisher
         self.recorder = record_session(steward.session, publisher, monitor=lambda: steward.monitor)
         self._ids = itertools.count(1)
-        self._batch: dict[str, Any] = {}
+        # Messages queued in the session's outbox, each with the number of its first event.
+        self._batches: list[tuple[dict[str, Any], int]] = []
         publisher.sinks.append(self._to_client)
+        steward.session.before_take.append(self._complete)
 
     def sync(self, *_: object) -> None:
         """Emit what the session recorded since the last sync."""
@@ -76,17 +79,30 @@ class StewardEvents:
         self.sync()
         await self.publisher.aclose(status, reason)
 
-    def _to_client(self, event: Event) -> None:
+    def _to_client(self, _event: object) -> None:
         # Into the session's client outbox: the steward sends it with its own client messages,
         # from inside the service's frame handling. Pushed from a task of its own, a message
         # would land between the service's response frames and disturb the client's turn.
         # Every event until the outbox is next taken joins one message: one frame per flush
         # crosses the pipeline and its observers, not one per event.
         outbox = self.steward.session.client_outbox
-        if not outbox or outbox[-1] is not self._batch:
-            self._batch = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
-            outbox.append(self._batch)
-        self._batch["events"].append(event.model_dump(mode="json"))
+        if not outbox or not self._batches or outbox[-1] is not self._batches[-1][0]:
+            batch: dict[str, Any] = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
+            outbox.append(batch)
+            self._batches.append((batch, self.publisher.emitted - 1))
+
+    def _complete(self) -> None:
+        """Fill the queued messages with their events as the outbox is taken.
+
+        Their JSON text is the publisher's, parsed in one go per message: one parse per flush,
+        where a dump per event would cost more than building the event.
+        """
+        batches, self._batches = self._batches, []
+        if not batches:
+            return
+        ends = [start for _, start in batches[1:]] + [self.publisher.emitted]
+        for (batch, start), end in zip(batches, ends, strict=True):
+            batch["events"] = json.loads(f"[{','.join(self.publisher.texts(start, end))}]")
 
     def _meter_checks(self) -> None:
         """Tee the logic_slm client's ledger once a monitor or extractor is attached."""

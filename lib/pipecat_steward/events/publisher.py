@@ -98,6 +98,18 @@ class EventPublisher:
         """Every event emitted so far, in order: a new list of new models at each read."""
         return decode(self._kept)
 
+    @property
+    def emitted(self) -> int:
+        """How many events this publisher has emitted."""
+        return len(self._kept)
+
+    def texts(self, start: int = 0, end: int | None = None) -> list[str]:
+        """The JSON text of the events emitted from the ``start``-th to before the ``end``-th.
+
+        Counted from 0, the first event this publisher emitted; ``end`` None: to the last.
+        """
+        return self._kept[start:end]
+
     def start(self, agent: str, channel: str | None = None) -> None:
         """Emit ``call_started`` (the wall-clock start lets stores list sessions newest first)."""
         self.emit(CallStarted, agent=agent, channel=channel, started_at=time.time())
@@ -156,4 +168,3 @@ class EventPublisher:
                 await self.store.append(batch)
             except Exception:  # a store outage must not stop the call; the events stay live
                 logger.exception(f"steward events: could not store {len(batch)} event(s)")
-

@@ -117,7 +117,9 @@ class StewardSession:
         """Where the monitor plugs in its judge and riders (given, never set from outside)."""
         self._handed: tuple[int, int] | None = None
         self.client_outbox: list[dict[str, Any]] = []
-        """Messages for the client queued outside the engine (the conversation events)."""
+        """Messages for the client queued outside the engine."""
+        self.before_take: list[Callable[[], None]] = []
+        """Called as the outbox is taken: a producer completes the messages it queued there."""
         self.bot_said = ""
         """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.state = state or SessionState()
@@ -565,6 +567,8 @@ class StewardSession:
         """
         out: list[dict[str, Any]] = []
         if events:
+            for complete in self.before_take:
+                complete()
             out, self.client_outbox = self.client_outbox, []
         if self.supervisor is None:
             return out
