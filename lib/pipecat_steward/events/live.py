@@ -86,7 +86,8 @@ class StewardEvents:
         # Every event until the outbox is next taken joins one message: one frame per flush
         # crosses the pipeline and its observers, not one per event.
         outbox = self.steward.session.client_outbox
-        if not outbox or not self._batches or outbox[-1] is not self._batches[-1][0]:
+        queued = self._batches[-1][0] if self._batches else None
+        if not outbox or outbox[-1] is not queued:
             batch: dict[str, Any] = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
             outbox.append(batch)
             self._batches.append((batch, self.publisher.emitted - 1))
@@ -94,8 +95,8 @@ class StewardEvents:
     def _complete(self) -> None:
         """Fill the queued messages with their events as the outbox is taken.
 
-        Their JSON text is the publisher's, parsed in one go per message: one parse per flush,
-        where a dump per event would cost more than building the event.
+        Their JSON text is the publisher's, parsed in one go per message: one parse per flush
+        instead of a second serialisation of every event.
         """
         batches, self._batches = self._batches, []
         if not batches:
