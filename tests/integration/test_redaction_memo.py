@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 from tests.integration.test_canaries import clinic_with_secrets
 
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.recorder import record_session
+from pipecat_steward.events.schema import DebugEvent
 from pipecat_steward.pipecat.redaction import SECURE_CAPTURE_VARIABLE, SessionSecrets
 from pipecat_steward.runtime.engine import open_session
 
@@ -66,7 +69,9 @@ def test_a_memoised_redaction_equals_a_fresh_one_after_any_change(
             else:
                 session.state.variables.pop(a, None)
             continue
-        assert secrets.redact(a) == SessionSecrets(session).redact(a)
+        fresh = SessionSecrets(session).redact(a)
+        assert secrets.redact(a) == fresh
+        assert secrets.bound()(a) == fresh  # what redacts one event's strings together
 
 
 said = st.one_of(
@@ -114,3 +119,18 @@ def test_a_secret_added_in_place_is_redacted_at_once(agent: Agent, holder: type)
     else:
         held["word"] = "opaltiger"
     assert "opaltiger" not in session.secrets.redact("my word is opaltiger")
+
+
+def test_each_event_is_redacted_with_the_secrets_of_its_moment(agent: Agent) -> None:
+    # An event's strings are redacted with one lookup of the secrets: a secret set after one
+    # event is redacted from the next, and every string of an event (keys too) alike.
+    session = open_session(agent)
+    publisher = EventPublisher("s")
+    record_session(session, publisher)
+    said = "my word is opaltiger"
+    publisher.emit(DebugEvent, tag=said, data={said: [said]})
+    session.state.variables["portal_password"] = "opaltiger"
+    publisher.emit(DebugEvent, tag=said, data={said: [said]})
+    before, after = publisher.texts()[-2:]
+    assert before.count("opaltiger") == 3
+    assert "opaltiger" not in after and after.count("[redacted]") == 3

@@ -41,7 +41,8 @@ class EventPublisher:
     Args:
         session: The conversation id every event carries.
         store: Where events are persisted (``None``: kept in memory only).
-        redact: Applied to every string of every event before anyone sees it.
+        redact: Applied to every string of every event before anyone sees it (see
+            ``redaction`` for one that follows secrets that change).
         clock: Monotonic seconds; ``t`` is measured from the publisher's creation.
         first_seq: The ``seq`` of the first event (a resumed call continues its stored events).
     """
@@ -58,7 +59,13 @@ class EventPublisher:
         self.session = session
         self.first_seq = first_seq
         self.store = store
-        self.redact: Callable[[str], str] = redact or (lambda s: s)
+        fixed: Callable[[str], str] = redact or (lambda s: s)
+        self.redaction: Callable[[], Callable[[str], str]] = lambda: fixed
+        """Gives what redacts the strings of the next event.
+
+        Asked once per event, not once per string: secrets learnt or set between two events
+        apply from the next one, and the strings of one event are redacted alike.
+        """
         self.clock = clock
         self.turn = 0
         self._kept: list[str] = []  # the JSON text of every event emitted (see ``events``)
@@ -75,7 +82,8 @@ class EventPublisher:
             return None
         # Field names are the kind's own (code, never a secret); every value is redacted, keys
         # of nested data included. A session's redactor remembers the strings it has redacted.
-        clean = {name: redact_tree(value, self.redact) for name, value in fields.items()}
+        redact = self.redaction()
+        clean = {name: redact_tree(value, redact) for name, value in fields.items()}
         stamp = {
             "session": self.session,
             "seq": self.first_seq + len(self._kept),

@@ -318,7 +318,7 @@ def record_session(
     session: StewardSession, publisher: EventPublisher, *, monitor: Callable[[], Any] = lambda: None
 ) -> SessionRecorder:
     """A recorder of ``session`` onto ``publisher``, redacting as the session's traces do."""
-    publisher.redact = session.secrets.redact
+    publisher.redaction = session.secrets.bound
     return SessionRecorder(session, publisher, monitor=monitor, transaction=transaction_summary)
 
 

@@ -12,6 +12,7 @@ logs them (pipecat's own frame logs included).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -130,6 +131,14 @@ class SessionSecrets:
         Luhn-valid card number, or at least as many digits as the shortest sensitive number).
         """
         return self._redact_with(*self._current(), text)
+
+    def bound(self) -> Callable[[str], str]:
+        """``redact`` for the secrets as they are now: for the many strings of one moment.
+
+        An event's strings are redacted together; the current secrets are looked up once for
+        them rather than once per string. The function goes stale when the secrets change.
+        """
+        return functools.partial(self._redact_with, *self._current())
 
     def _redact_with(self, redactor: Redactor, digits: int | None, text: str) -> str:
         """``redact`` with the current redactor and shortest sensitive number looked up."""
