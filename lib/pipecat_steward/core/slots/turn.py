@@ -269,14 +269,17 @@ class Turn:
         filled.sort()
         pending.sort()
         deferred.sort()
+        # Tuples of strings: the turn records keep one of these per inference for the call's
+        # whole life, and the cycle collector stops tracking a tuple (and then the dict) that
+        # holds only strings, where it scans a list at every collection.
         data: dict[str, object] = {
             "phase": action.phase,
-            "filled": filled,
-            "pending": pending,
-            "deferred": deferred,
-            "visible": list(visible),  # sorted
-            "asking": list(self.asks),
-            "fired": [c.name for c in action.calls],
+            "filled": tuple(filled),
+            "pending": tuple(pending),
+            "deferred": tuple(deferred),
+            "visible": visible,  # sorted
+            "asking": tuple(self.asks),
+            "fired": tuple(c.name for c in action.calls),
             "preempted": preempt,
         }
         self.events.append(DebugEntry("invoke", state.invocation, data))
