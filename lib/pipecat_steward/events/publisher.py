@@ -41,8 +41,8 @@ class EventPublisher:
     Args:
         session: The conversation id every event carries.
         store: Where events are persisted (``None``: kept in memory only).
-        redact: Applied to every string of every event before anyone sees it (see
-            ``redaction`` for one that follows secrets that change).
+        redact: A fixed redaction of every string of every event, applied before anyone sees
+            it; set ``redaction`` instead to follow secrets that change.
         clock: Monotonic seconds; ``t`` is measured from the publisher's creation.
         first_seq: The ``seq`` of the first event (a resumed call continues its stored events).
     """

@@ -135,8 +135,9 @@ class SessionSecrets:
     def bound(self) -> Callable[[str], str]:
         """``redact`` for the secrets as they are now: for the many strings of one moment.
 
-        An event's strings are redacted together; the current secrets are looked up once for
-        them rather than once per string. The function goes stale when the secrets change.
+        The strings of one event, trace or call record are redacted together: the current
+        secrets are looked up once for them rather than once per string. The function goes
+        stale when the secrets change, so it is not kept across an ``await``.
         """
         return functools.partial(self._redact_with, *self._current())
 

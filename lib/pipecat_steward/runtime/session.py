@@ -649,7 +649,7 @@ class StewardSession:
 
     def recorded(self, call: RecordedCall) -> RecordedCall:
         """``call`` as a turn record keeps it: secrets in its arguments and result redacted."""
-        redact = self.secrets.redact
+        redact = self.secrets.bound()  # one lookup of the secrets for both trees
         return RecordedCall(
             call.name,
             redact_tree(call.args, redact),

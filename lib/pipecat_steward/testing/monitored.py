@@ -60,7 +60,7 @@ class MonitoredPlayer(PipelinePlayer):
         trace["slm_calls"] = stats.by_turn.get(number, 0)
         trace["corrections"] = [c for c in stats.corrections if c["turn"] == number]
         trace["extracted"] = self.extractor.stats.by_turn.get(number, {}) if self.extractor else {}
-        return redact_tree(trace, self.monitor.secrets.redact)
+        return redact_tree(trace, self.monitor.secrets.bound())
 
 
 async def run_scenario_monitored(

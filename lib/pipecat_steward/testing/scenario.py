@@ -285,7 +285,7 @@ def trace_turn(
     """The JSON trace of one caller turn."""
     if not isinstance(session, StewardSession):
         session = session.session
-    return redact_tree(_trace(number, session, record), session.secrets.redact)
+    return redact_tree(_trace(number, session, record), session.secrets.bound())
 
 
 def _trace(number: int, session: StewardSession, record: TurnRecord) -> dict[str, Any]:
