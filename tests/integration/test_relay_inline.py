@@ -15,11 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 import pytest
-from pipecat.frames.frames import Frame, TranscriptionFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection
 
-from pipecat_steward.pipecat.events import SessionEvent, UserTranscript
 from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.testing import Call, Say, ScriptedLLM, TextPipeline
 from pipecat_steward.testing.script import Step
@@ -106,33 +103,3 @@ async def test_a_failing_relay_in_place_does_not_break_the_frame_path():
         await pipeline.settle()
         assert relay.inline
         assert pipeline.spoken == ["Hello there."]
-
-
-async def test_a_transcript_reaches_subscribers_after_the_user_aggregator_took_it():
-    """Read in place, the relay only watches: its subscribers do not run ahead of the frame."""
-    llm = ScriptedLLM([Say("Hello."), Say("Noted.")])
-    relay = StewardRelay()
-    relay.ride(llm)
-    pipeline = TextPipeline(llm, observers=[relay])
-    taken: list[str] = []
-    process = pipeline.user_agg.process_frame
-
-    async def process_frame(frame: Frame, direction: FrameDirection) -> None:
-        if isinstance(frame, TranscriptionFrame):
-            taken.append(frame.text)
-        await process(frame, direction)
-
-    pipeline.user_agg.process_frame = process_frame  # type: ignore[method-assign]
-    seen_with: list[list[str]] = []
-
-    async def on_event(event: SessionEvent) -> None:
-        if isinstance(event, UserTranscript):
-            seen_with.append(list(taken))
-
-    relay.bus.subscribe(on_event)
-    async with pipeline:
-        for text in ("hi", "four of us"):
-            await pipeline.say(text)
-            await pipeline.settle()
-        assert relay.inline
-    assert seen_with == [["hi"], ["hi", "four of us"]]

@@ -14,15 +14,10 @@ lets the relay see pushes where they happen instead: once the pipeline sets up t
 was given, the relay leaves the worker's observer queue and reads each push on its way to the
 worker's observer (a dict lookup for the frames it ignores). Its events are the same, in the
 same order; a pipeline the relay rides no service of (speech-to-speech) keeps the queue.
-
-Read in place, an event is published a moment later, once the frame has moved on: published at
-once, its subscribers would be woken ahead of the processor the frame is pushed to, and the
-relay would delay the frames it only watches (a transcript on its way to the user aggregator).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -132,8 +127,6 @@ class StewardRelay(BaseObserver):
         # ignores: a frame the relay has no use for costs one dict lookup.
         self.by_type: dict[type[Frame], Callable[[FramePushed], SessionEvent | None] | None] = {}
         self.inline = False  # True while the relay reads pushes in place (see `ride`)
-        self._held: list[SessionEvent] = []  # read in place, published by `_release`
-        self._releasing: asyncio.TimerHandle | None = None
 
     async def on_push_frame(self, data: FramePushed) -> None:
         self.see(data)
@@ -149,31 +142,7 @@ class StewardRelay(BaseObserver):
         if handler is None or self._recent.seen(frame):
             return
         event = handler(data)
-        if event is None:
-            return
-        if self.inline:
-            self._hold(event)
-        else:
-            self.bus.publish(event)
-
-    def _hold(self, event: SessionEvent) -> None:
-        """Publish ``event`` once the frame it came from has moved on (see module docstring).
-
-        A timer due now runs after the callbacks already waiting, among them the wake-up of
-        the processor the frame was pushed to; a callback would run before it. One timer
-        releases every event held meanwhile, in order.
-        """
-        self._held.append(event)
-        if self._releasing is None:
-            self._releasing = asyncio.get_running_loop().call_later(0, self._release)
-
-    def _release(self) -> None:
-        """Publish every held event, in the order the relay read them."""
-        if self._releasing is not None:
-            self._releasing.cancel()
-            self._releasing = None
-        held, self._held = self._held, []
-        for event in held:
+        if event is not None:
             self.bus.publish(event)
 
     async def cleanup(self) -> None:
@@ -197,7 +166,6 @@ class StewardRelay(BaseObserver):
             await cleanup()
             if self.inline:
                 self.inline = False
-                self._release()  # nothing read is lost at the end
                 if self._owns_bus:
                     await self.bus.aclose()
 
