@@ -83,7 +83,7 @@ async def test_a_turn_heard_as_two_transcripts_is_anticipated_as_the_aggregator_
     steward.session.spoke("How many guests will be dining?", "llm")
     turn = steward.session.caller_turns.heard()
     for text in parts:
-        await steward._on_event(  # pyright: ignore[reportPrivateUsage]
+        steward.relay.bus.publish(
             UserTranscript(text=text, user_id="caller", source="cascade", turn=turn, spaced=spaced)
         )
     await asyncio.sleep(4 * ANTICIPATE_AFTER_S)
@@ -94,3 +94,24 @@ async def test_a_turn_heard_as_two_transcripts_is_anticipated_as_the_aggregator_
     steward.session.decide(joined)
     stats = steward.session.anticipation.stats
     assert (stats.made, stats.hits) == (1, 1)  # the first transcript alone was never stepped
+
+
+async def test_a_transcript_is_noted_in_place_and_wakes_no_steward_task() -> None:
+    """The steward reads the caller's transcript as the relay publishes it (a bus tap): on the
+    transcript's way to the user aggregator it costs no task wake, and its step is still made."""
+    steward = Steward(load_agent(BOTS / "bella_notte"))
+    steward.attach(ScriptedLLM([]))
+    steward.session.decide("", first_turn=True)
+    steward.session.spoke("How many guests will be dining?", "llm")
+    turn = steward.session.caller_turns.heard()
+    before = asyncio.all_tasks()
+    steward.relay.bus.publish(
+        UserTranscript(
+            text="A table for 4 on July 17th", user_id="caller", source="cascade", turn=turn
+        )
+    )
+    woken = [t.get_name() for t in asyncio.all_tasks() - before]
+    assert [name for name in woken if name.startswith("steward-events")] == []
+    await asyncio.sleep(4 * ANTICIPATE_AFTER_S)
+    assert steward.session.anticipation.stats.made == 1
+    await steward.relay.bus.aclose()

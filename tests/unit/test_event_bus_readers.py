@@ -138,3 +138,32 @@ def test_a_run_left_on_a_closed_loop_does_not_stop_the_next_loop_s_runs() -> Non
     assert calls == []
     asyncio.run(publish())
     assert calls == [1]
+
+
+def test_a_tap_runs_in_place_for_its_kinds_before_any_subscriber_and_its_error_stays_there() -> (
+    None
+):
+    from pipecat_steward.pipecat.events import BotStoppedSpeaking
+
+    async def scenario() -> list[str]:
+        bus, log = EventBus(), []
+
+        def failing(event: SessionEvent) -> None:
+            raise RuntimeError("tap bug")
+
+        bus.tap(failing, kinds=(BotStartedSpeaking,))
+        bus.tap(lambda e: log.append(f"tap {type(e).__name__}"), kinds=(BotStartedSpeaking,))
+        bus.subscribe(lambda e: log.append(f"subscriber {type(e).__name__}"))
+        bus.publish(BotStartedSpeaking())
+        bus.publish(BotStoppedSpeaking())
+        log.append("published")
+        await bus.drain()
+        await bus.aclose()
+        return log
+
+    assert asyncio.run(scenario()) == [
+        "tap BotStartedSpeaking",
+        "published",
+        "subscriber BotStartedSpeaking",
+        "subscriber BotStoppedSpeaking",
+    ]

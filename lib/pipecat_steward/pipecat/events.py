@@ -4,6 +4,8 @@ The relay (`pipecat_steward.pipecat.relay.StewardRelay`) turns pipecat frames in
 set of events below; the monitor, the extractor and the checkpointer subscribe to them. A
 subscriber runs in its own task with its own queue, so it can be slow or raise without
 delaying frames or other subscribers: exceptions are logged and counted, never propagated.
+A tap (`EventBus.tap`) is the exception: a few microseconds of bookkeeping run in place, as
+the event is published, for a reader that would otherwise cost a task wake on the frame path.
 """
 
 from __future__ import annotations
@@ -157,6 +159,9 @@ Subscriber: TypeAlias = Callable[[SessionEvent], Awaitable[None] | None]
 """A sync or async callable taking one event. Sync subscribers run on the event loop, off
 the frame path: keep them quick (they cannot yield)."""
 
+Tap: TypeAlias = Callable[[SessionEvent], None]
+"""A sync callable run in place as an event is published (see `EventBus.tap`)."""
+
 
 @dataclass(slots=True)
 class SubscriberStats:
@@ -204,6 +209,7 @@ class EventBus:
         self._max_queue = max_queue
         self._subs: list[Subscription] = []
         self._after: list[Callable[[], None]] = []
+        self._taps: list[tuple[tuple[type[SessionEvent], ...], Tap]] = []
         # The loop a run of the after-publish callbacks is queued on (a closed loop's run
         # never comes: a publish on another loop queues its own).
         self._after_queued: asyncio.AbstractEventLoop | None = None
@@ -243,6 +249,16 @@ class EventBus:
         if sub.task is not None:
             sub.task.cancel()
 
+    def tap(self, fn: Tap, *, kinds: tuple[type[SessionEvent], ...]) -> None:
+        """Call ``fn`` in place as each event of ``kinds`` is published, before any subscriber.
+
+        For bookkeeping of a few microseconds (noting the caller's words, scheduling a timer)
+        that should not cost a task wake each time: no queue, no task, nothing awaited. The
+        relay publishes as frames are pushed, so a tap runs on the frame path: keep it quick.
+        An exception it raises is logged, never propagated.
+        """
+        self._taps.append((kinds, fn))
+
     def after_publish(self, callback: Callable[[], None]) -> None:
         """Run `callback` on the loop after publishes, behind the subscribers they woke.
 
@@ -257,6 +273,12 @@ class EventBus:
         """Queue `event` for every subscriber without waiting for any of them."""
         if self._closed:
             return
+        for kinds, tap in self._taps:
+            if isinstance(event, kinds):
+                try:
+                    tap(event)
+                except Exception:
+                    logger.exception(f"steward event bus: tap {tap!r} failed")
         for sub in self._subs:
             if sub.kinds and not isinstance(event, sub.kinds):
                 continue

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -61,12 +62,9 @@ class Steward:
     extractor: attaching another one by hand replaces the automatic one.
     """
 
-    reads: tuple[type[SessionEvent], ...] = (
-        AssistantTurnWritten,
-        AssistantTextComplete,
-        UserTranscript,
-    )
-    """The relay events ``_on_event`` handles: the bus wakes it for these only."""
+    reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
+    """The relay events ``_on_event`` handles: the bus wakes it for these only. The caller's
+    transcripts are noted in place as they are published (``_anticipate``, a bus tap)."""
 
     def __init__(
         self,
@@ -88,11 +86,8 @@ class Steward:
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
-        self.relay.bus.subscribe(
-            self._on_event,
-            name="steward-trace",
-            kinds=self.reads,
-        )
+        self.relay.bus.subscribe(self._on_event, name="steward-trace", kinds=self.reads)
+        self.relay.bus.tap(self._anticipate, kinds=(UserTranscript,))
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
         # The open caller turn's transcripts, as the user aggregator will join them.
@@ -156,9 +151,6 @@ class Steward:
         return await self.session.restore()
 
     async def _on_event(self, event: SessionEvent) -> None:
-        if isinstance(event, UserTranscript):
-            self._anticipate(event)
-            return
         if isinstance(event, AssistantTurnWritten):
             await self.session.save()  # a turn boundary
             return
@@ -166,20 +158,27 @@ class Steward:
         if text and not self.driver.heard(text):  # engine text is recorded by the driver
             self.session.spoke(text, "llm")
 
-    def _anticipate(self, event: UserTranscript) -> None:
+    def _anticipate(self, event: SessionEvent) -> None:
         """Run the engine's step for the caller's words while their turn is ending.
+
+        Called in place as the relay publishes a transcript: it only notes the words and sets
+        a timer, which is cheaper than waking a subscriber task on the transcript's way.
 
         Only where the hook decides (a cascade), for the turn still open: the words are every
         transcript of it so far, joined as the user aggregator joins them. The step runs a
         moment later (``ANTICIPATE_AFTER_S``): the transcript's own way through the pipeline
         goes first, and a turn that has ended, or heard more, by then is not anticipated.
         """
-        if self.hook is None or event.source != "cascade" or not event.text.strip():
+        if not isinstance(event, UserTranscript) or event.source != "cascade":
+            return
+        if self.hook is None or not event.text.strip():
             return
         turn, parts = self._heard
         part = TextPartForConcatenation(event.text, includes_inter_part_spaces=event.spaced)
         self._heard = (event.turn, [*parts, part] if turn == event.turn else [part])
-        asyncio.get_running_loop().call_later(ANTICIPATE_AFTER_S, self._anticipate_now, self._heard)
+        with contextlib.suppress(RuntimeError):  # published outside a loop: nothing to run on
+            loop = asyncio.get_running_loop()
+            loop.call_later(ANTICIPATE_AFTER_S, self._anticipate_now, self._heard)
 
     def _anticipate_now(self, heard: tuple[int, list[TextPartForConcatenation]]) -> None:
         turns = self.session.caller_turns
