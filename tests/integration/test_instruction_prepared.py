@@ -13,6 +13,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
 from tests.pipecat_support.scenario_call import BOTS, play_scenario
 
@@ -226,3 +228,25 @@ async def test_an_action_that_acts_before_any_inference_prepares_nothing() -> No
     )
     await asyncio.sleep(0.01)
     assert updates.systems == []
+
+
+SUFFIXES = ["", "Ask for the time.", "Ask for the time.", "Read the booking back."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=20))
+def test_the_instruction_of_an_action_is_always_its_own(steps: list[tuple[int, bool]]) -> None:
+    """The hook keeps the last instruction it made: equal suffixes that are distinct strings,
+    the same suffix again and a new base prompt each still give that action's instruction."""
+    _, hook, _, _ = hooked()
+    pool = [str(s) for s in SUFFIXES]  # the equal two are distinct objects
+    pool[2] = "".join(["Ask for the ", "time."])
+    for n, (index, new_base) in enumerate(steps):
+        if new_base:
+            hook.base_prompt = f"Base prompt {n}."
+        action = Action("collection", None, "in_progress", suffix=pool[index])
+        made = hook._system(action)  # pyright: ignore[reportPrivateUsage]
+        expected = (
+            f"{hook.base_prompt}\n\n{pool[index]}".strip() if pool[index] else hook.base_prompt
+        )
+        assert made == expected

@@ -85,6 +85,7 @@ class StewardHook:
         self.apply_system = apply_system or self._update_llm_settings
         self.driver = driver or Driver(session)
         self._shared = _Shared()
+        self._last_system: tuple[str | None, str | None, str] = (None, None, "")
         self._sees_calls = isinstance(llm, LLMService)
         # Applied to the service itself, its instruction is read there: a change made by anyone
         # else (the app's own settings update) is seen. Sent on as frames, only the record is.
@@ -140,9 +141,7 @@ class StewardHook:
         speculative = bool(getattr(frame, "speculation", False))
         user_text = self._new_user_text(messages, speculative)
         first = not any(_role(m) == "assistant" for m in messages)
-        outcome = await self.driver.inference(
-            user_text, first_turn=first, speculative=speculative
-        )
+        outcome = await self.driver.inference(user_text, first_turn=first, speculative=speculative)
         await self.send(outcome.messages)
         for exchange in outcome.exchanges:
             record_tool_exchange(
@@ -173,17 +172,27 @@ class StewardHook:
 
         Returns whether the model called a tool in its response, and the text it said.
         """
-        frame.context.set_tools(self.tools.tools_for(action.visible_tools))
-        system = self._system(action)
-        async with self._shared.applying:
-            if not self._holds(system):  # unchanged instructions need no settings update
-                await self._apply(system)
+        self.tools.offer(frame.context, action.visible_tools)
+        await self._hold_instruction(self._system(action))
         started, self._shared.said = self._shared.tool_calls, []
         await run(frame, direction)
         # Where the inference runs elsewhere (the two-processor fallback) its response is not
         # seen here: count it as acting, so code never talks over the model.
         acted = self._shared.tool_calls != started or not self._sees_calls
         return acted, "".join(self._shared.said)
+
+    async def _hold_instruction(self, system: str) -> None:
+        """Have the service hold ``system`` before the inference runs.
+
+        Usually it does already (prepared while the turn ended, or unchanged since the last
+        inference); with no update under way, that needs no turn of the lock.
+        """
+        applying = self._shared.applying
+        if not applying.locked() and self._holds(system):
+            return
+        async with applying:
+            if not self._holds(system):  # unchanged instructions need no settings update
+                await self._apply(system)
 
     def prepare(self, action: Action) -> None:
         """Apply the instruction an anticipated ``action`` runs the model with, ahead of time.
@@ -227,9 +236,18 @@ class StewardHook:
         self._shared.applied = system
 
     def _system(self, action: Action) -> str:
-        """The whole instruction ``action`` runs the model with."""
-        suffix = action.suffix
-        return f"{self.base_prompt}\n\n{suffix}".strip() if suffix else self.base_prompt
+        """The whole instruction ``action`` runs the model with.
+
+        The last one is kept with the suffix and prompt it was made of: an anticipated action
+        reaches its inference with the very suffix ``prepare`` saw, and the service then holds
+        the very string this returns, so comparing the two is an identity check.
+        """
+        suffix, base = action.suffix, self.base_prompt
+        last_suffix, last_base, system = self._last_system  # held, so never another's ids
+        if suffix is not last_suffix or base is not last_base:
+            system = f"{base}\n\n{suffix}".strip() if suffix else base
+            self._last_system = (suffix, base, system)
+        return system
 
     async def speak(self, text: str) -> None:
         """Emit an LLM-shaped reply instead of the inference."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.core.procedures import describe_tool
@@ -25,7 +26,6 @@ from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = ["StewardTools"]
-
 
 
 class StewardTools:
@@ -46,6 +46,8 @@ class StewardTools:
         self.extra = list(extra)
         # The schemas shown for each set of offered names (the same few sets recur every turn).
         self._shown: dict[frozenset[str], list[FunctionSchema]] = {}
+        # The tool set ``offer`` put on a context last: what it was made for, it, its schemas.
+        self._offered: tuple[tuple[object, ...], ToolsSchema, list[FunctionSchema]] | None = None
         self.on_call: Callable[[str, dict[str, Any]], None] | None = None
 
     def tools_for(self, visible: frozenset[str]) -> ToolsSchema:
@@ -61,6 +63,22 @@ class StewardTools:
             every = {**self.schemas, **self.agent_schemas}
             shown = self._shown[offered] = [s for name, s in every.items() if name in offered]
         return ToolsSchema(standard_tools=[*shown, *self.extra])
+
+    def offer(self, context: LLMContext, visible: frozenset[str]) -> None:
+        """Set ``tools_for(visible)`` on ``context`` for its next inference.
+
+        A set this put there before stays when it was made for the same offer and is still
+        there as it was made: an inference whose offer did not change sets nothing.
+        """
+        made_for = (self.session.conflict is None, self.session.offered(visible), *self.extra)
+        last = self._offered
+        if last is not None and last[0] == made_for and context.tools is last[1]:
+            unchanged = last[1].standard_tools == last[2]  # nobody changed it in place
+            if unchanged:
+                return
+        tools = self.tools_for(visible)
+        context.set_tools(tools)
+        self._offered = (made_for, tools, list(tools.standard_tools))
 
     def register(self, llm: LLMService) -> None:
         """Register the one wrapper as the handler of every steward and agent tool on ``llm``.
