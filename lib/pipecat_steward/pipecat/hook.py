@@ -243,7 +243,8 @@ class StewardHook:
         the very string this returns, so comparing the two is an identity check.
         """
         suffix, base = action.suffix, self.base_prompt
-        last_suffix, last_base, system = self._last_system  # held, so never another's ids
+        # Held here, so `is` never meets a reused id.
+        last_suffix, last_base, system = self._last_system
         if suffix is not last_suffix or base is not last_base:
             system = f"{base}\n\n{suffix}".strip() if suffix else base
             self._last_system = (suffix, base, system)

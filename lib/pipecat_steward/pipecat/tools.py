@@ -71,10 +71,14 @@ class StewardTools:
         there as it was made: an inference whose offer did not change sets nothing.
         """
         made_for = (self.session.conflict is None, self.session.offered(visible), *self.extra)
-        last = self._offered
-        if last is not None and last[0] == made_for and context.tools is last[1]:
-            unchanged = last[1].standard_tools == last[2]  # nobody changed it in place
-            if unchanged:
+        if self._offered is not None:
+            last_made_for, last, schemas = self._offered
+            # Still there, and nobody changed it in place: the offer is set already.
+            if (
+                last_made_for == made_for
+                and context.tools is last
+                and last.standard_tools == schemas
+            ):
                 return
         tools = self.tools_for(visible)
         context.set_tools(tools)
