@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
 
 # isort: split
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 
+from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.extractor import attach_extractor
 from pipecat_steward.pipecat.monitor import attach_monitor
 from pipecat_steward.pipecat.s2s import StewardS2S
@@ -119,3 +121,22 @@ def test_the_kill_switch_given_later_detaches_the_automatic_monitor(key: None) -
     assert steward.monitor is None and steward.session.judge is None
     assert _subscribers(steward, "procedure-monitor") == 0
     assert _subscribers(steward, "entity-extractor") == 0
+
+
+def test_the_small_model_comes_from_the_agent_as_loaded_not_from_its_folder_again(
+    key: None, tmp_path: Path
+) -> None:
+    """A worker loads an agent once and attaches it to every call: no call reads the folder.
+
+    The folder's agent.yaml is gone after loading; every call still gets the small model its
+    ``aux:`` named when the agent was loaded.
+    """
+    folder = tmp_path / "clinic"
+    shutil.copytree(CLINIC, folder)
+    agent = load_agent(folder)
+    (folder / "agent.yaml").unlink()
+    for _ in range(3):
+        steward = Steward(agent)
+        steward.attach(OpenAILLMService(api_key="sk-test-dummy"))
+        assert steward.monitor is not None and steward.extractor is not None
+        assert steward.monitor.stage == steward.extractor.stage

@@ -13,6 +13,7 @@ Everything else in the file is ignored here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pipecat_steward.slm.config import SLMStage
 from pipecat_steward.slm.manifests import load_builtin_table, load_stack
 from pipecat_steward.slm.resolution import resolve_stage
 
-__all__ = ["agent_stage"]
+__all__ = ["agent_stage", "aux_stage"]
 
 
 def _aux_section(agent_dir: Path) -> dict[str, Any]:
@@ -51,7 +52,15 @@ def agent_stage(agent_dir: Path | None, stack: str | None) -> tuple[SLMStage, st
     Returns:
         The stage and the stack name used (``None`` when none).
     """
-    aux = _aux_section(agent_dir) if agent_dir is not None else {}
+    return aux_stage(_aux_section(agent_dir) if agent_dir is not None else {}, stack)
+
+
+def aux_stage(aux: Mapping[str, Any], stack: str | None = None) -> tuple[SLMStage, str | None]:
+    """Resolve the logic_slm stage an ``aux:`` section selects; ``stack`` overrides its choice.
+
+    Returns:
+        The stage and the stack name used (``None`` when none).
+    """
     name = stack or aux.get("stack")
     if name is not None and not isinstance(name, str):
         raise ConfigError("aux.stack", "must be a stack name, e.g. openai")

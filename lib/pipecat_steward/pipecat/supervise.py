@@ -19,6 +19,8 @@ one (judge steps stay open, closed gates veto naming the unavailable monitor).
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ __all__ = [
     "monitor_enabled",
     "needs_slm",
 ]
+
 
 def needs_slm(steward: Steward) -> tuple[bool, bool]:
     """``(monitor, extractor)``: whether the agent has work for each."""
@@ -91,11 +94,9 @@ def credentials_present(stage: SLMStage, env: Mapping[str, str]) -> bool:
 
 
 def _stage(steward: Steward, env: Mapping[str, str]) -> SLMStage | None:
-    from pipecat_steward.cli._slm_agent import agent_stage
-
-    folder = steward.agent.folder
+    agent = steward.agent
     try:
-        stage = agent_stage(folder, None)[0] if folder is not None else None
+        stage = _loaded_stage(agent.raw.get("aux") or {}) if agent.folder is not None else None
     except (ConfigError, SLMError) as err:
         logger.warning(f"no logic_slm resolves ({err}); judge steps stay open, gates closed")
         return None
@@ -103,6 +104,22 @@ def _stage(steward: Steward, env: Mapping[str, str]) -> SLMStage | None:
         logger.info(f"logic_slm ({stage.provider}) has no credentials; no monitor or extractor")
         return None
     return stage
+
+
+def _loaded_stage(aux: Mapping[str, Any]) -> SLMStage:
+    """The stage of the ``aux:`` section the agent was loaded with.
+
+    A worker attaches one loaded agent to every call: the stage is resolved once per distinct
+    section, never by reading the agent's folder, a stack manifest or the built-in table again.
+    """
+    return _resolved(json.dumps(aux, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(aux_json: str) -> SLMStage:
+    from pipecat_steward.cli._slm_agent import aux_stage
+
+    return aux_stage(json.loads(aux_json))[0]
 
 
 def detach_supervision(steward: Steward) -> None:
