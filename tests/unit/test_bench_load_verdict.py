@@ -10,6 +10,8 @@ from dataclasses import asdict
 from types import ModuleType
 
 import pytest
+from pipecat.frames.frames import LLMFullResponseStartFrame
+from pipecat.observers.base_observer import BaseObserver, FramePushed
 from tests.bench_support import load, script_module
 
 
@@ -123,16 +125,17 @@ def test_any_bot_folder_can_be_benched_with_a_named_scenario(bench: ModuleType) 
 
 def test_bad_bots_are_all_named_in_one_error(bench: ModuleType) -> None:
     with pytest.raises(ValueError) as caught:
-        bench.parse_bots("clinic,bella_notte=nope.yaml,lead_capture")
+        bench.parse_bots("my_bot,bella_notte=nope.yaml,lead_capture,clinic=personas.yaml")
     message = str(caught.value)
-    assert "clinic: no default scenario; name one as clinic=<file in scenarios/>" in message
+    assert "my_bot: no default scenario; name one as my_bot=<file in scenarios/>" in message
     assert "bella_notte: bots/bella_notte/scenarios/nope.yaml does not exist" in message
+    assert "clinic: bots/clinic/scenarios/personas.yaml holds 0 scripted scenarios" in message
     assert "lead_capture" not in message
 
 
 def test_the_command_line_rejects_a_bot_without_a_scenario(bench: ModuleType) -> None:
     with pytest.raises(SystemExit) as exited:
-        bench.main(["--bots", "clinic", "--no-write"])
+        bench.main(["--bots", "my_bot", "--no-write"])
     assert exited.value.code == 2
 
 
@@ -159,3 +162,49 @@ def test_memory_figures_are_each_the_median_over_processes() -> None:
     dumps = [{"bot": {"memory": asdict(load.Memory(*f))}} for f in figures]
     assert load.median_memory(dumps, "bot") == load.Memory(2.0, 8.0, 50, 100.0, 130.0)
     assert type(load.median_memory(dumps, "bot").live_n) is int
+
+
+class _Inferences(BaseObserver):
+    """Counts the LLM service's responses in a pipeline (stands in for bench_load's Latency)."""
+
+    def __init__(self, counts: list[int]) -> None:
+        super().__init__()
+        self.counts = counts
+        counts.append(0)
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        if data.first_push and isinstance(data.frame, LLMFullResponseStartFrame):
+            self.counts[-1] += 1
+
+
+@pytest.mark.parametrize(
+    ("bot", "file"),
+    [
+        ("clinic", "no_double_charge.yaml"),
+        ("clinic", "appointment_to_payment.yaml"),
+        ("bella_notte", "happy_path.yaml"),
+        ("lead_capture", "seed_003_four_turns.yaml"),
+        ("order_desk", "cancel_order.yaml"),
+    ],
+)
+async def test_the_plain_bot_runs_every_inference_the_steward_bots_model_ran(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, bot: str, file: str
+) -> None:
+    """The plain variant is charged for the model's work: its calls in as many inferences.
+
+    A steward's model that calls three tools one after another runs three inferences; a plain
+    bot handed all three in one response would do less of the same job. The plain bot may run
+    more (it reaches the backend and says the engine's words through its model).
+    """
+    folder = bench.ROOT / "bots" / bot
+    agent = bench.load_agent(folder)
+    scenario = bench.load_scenario(folder / "scenarios" / file)
+    script = bench.plain_script(agent, scenario, await bench.run_scenario(agent, scenario))
+    counts: list[int] = []
+    monkeypatch.setattr(bench, "Latency", lambda samples: _Inferences(counts))
+    assert (
+        await bench.plain_call(agent, scenario, script, [])
+        == (await bench.steward_call(agent, scenario, []))[0]
+    )
+    plain, steward = counts
+    assert plain >= steward
