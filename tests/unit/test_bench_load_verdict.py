@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import tracemalloc
 from dataclasses import asdict
 from types import ModuleType
@@ -208,3 +209,24 @@ async def test_the_plain_bot_runs_every_inference_the_steward_bots_model_ran(
     )
     plain, steward = counts
     assert plain >= steward
+
+
+async def test_both_calls_keep_the_scenarios_deadlines(
+    bench: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A backend that never answers: each variant gives up at the scenario's task deadline.
+
+    The steward's call is set up from the scenario as its single-call reference is (timeouts
+    included), and the plain bot's handlers carry the same deadline, as pipecat's per-tool
+    timeout, so its call ends too.
+    """
+    folder = bench.ROOT / "bots" / "bella_notte"
+    agent = bench.load_agent(folder)
+    scenario = bench.load_scenario(folder / "scenarios" / "executor_timeout.yaml")
+    assert scenario.task_timeout_s == 0.3
+    script = bench.plain_script(agent, scenario, await bench.run_scenario(agent, scenario))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pipecat_steward.runtime.session"):
+        spoken, _ = await bench.steward_call(agent, scenario, [])
+    assert "find_available_times gave no result within 0.3s" in caplog.text
+    assert await bench.plain_call(agent, scenario, script, []) == spoken
