@@ -19,8 +19,6 @@ one (judge steps stay open, closed gates veto naming the unavailable monitor).
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -112,14 +110,16 @@ def _loaded_stage(aux: Mapping[str, Any]) -> SLMStage:
     A worker attaches one loaded agent to every call: the stage is resolved once per distinct
     section, never by reading the agent's folder, a stack manifest or the built-in table again.
     """
-    return _resolved(json.dumps(aux, sort_keys=True))
+    key = repr(aux)  # YAML data: its repr names every value (a date too, where JSON fails)
+    stage = _STAGES.get(key)
+    if stage is None:
+        from pipecat_steward.cli._slm_agent import aux_stage
+
+        stage = _STAGES[key] = aux_stage(aux)[0]
+    return stage
 
 
-@functools.lru_cache(maxsize=64)
-def _resolved(aux_json: str) -> SLMStage:
-    from pipecat_steward.cli._slm_agent import aux_stage
-
-    return aux_stage(json.loads(aux_json))[0]
+_STAGES: dict[str, SLMStage] = {}  # one per distinct aux: section a process has loaded
 
 
 def detach_supervision(steward: Steward) -> None:
