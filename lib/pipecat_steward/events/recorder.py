@@ -35,6 +35,7 @@ from pipecat_steward.runtime.records import RecordedCall, TurnRecord, trace_valu
 from pipecat_steward.runtime.transactions import transaction_summary
 
 if TYPE_CHECKING:
+    from pipecat_steward.core.procedures import ProcedureState
     from pipecat_steward.core.state import SlotRecord
     from pipecat_steward.runtime.session import StewardSession
 
@@ -70,6 +71,7 @@ class SessionRecorder:
         self._seen: dict[str, int] = {}
         self._slots: dict[str, SlotRecord] = {}  # the record of each slot last reported
         self._checklist: dict[str, Any] = {}
+        self._checklist_inputs: tuple[ProcedureState, dict[str, Any]] | None = None
         self._txn: dict[str, Any] | None = None
         self._version = 0
         self._conflict = False
@@ -206,6 +208,8 @@ class SessionRecorder:
             )
 
     def _checklists(self) -> None:
+        if not self._checklist_moved():
+            return
         status = self.session.checklist()
         if status is None:
             return
@@ -230,6 +234,22 @@ class SessionRecorder:
             if self._checklist.get(proc["key"]) != fields:
                 self._checklist[proc["key"]] = fields
                 self.publisher.emit(ChecklistStatus, **fields)
+
+    def _checklist_moved(self) -> bool:
+        """Whether the checklist's inputs changed since the last sync that read it.
+
+        The checklist is a function of the procedure state (a frozen value) and the variables,
+        and most syncs come with neither changed: those skip working it out again.
+        """
+        supervisor = self.session.supervisor
+        if supervisor is None:
+            return False
+        variables = self.session.state.variables
+        last = self._checklist_inputs
+        if last is not None and last[0] == supervisor.state and last[1] == variables:
+            return False
+        self._checklist_inputs = (supervisor.state, variables.copy())
+        return True
 
     def _transaction(self) -> None:
         summary = self.transaction(self.session) if self.transaction else None

@@ -1,0 +1,106 @@
+"""The recorder's checklist events follow the checklist through every kind of change.
+
+The recorder works the checklist out again only when its inputs (the procedure state and the
+variables) changed since the last sync; a property test checks that no change is missed:
+writes in place or by a new state, verdicts, findings that move the procedure state alone,
+and syncs with nothing changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.core.procedures import ProcedureViolation, Verdict, done_name
+from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.events.recorder import record_session
+from pipecat_steward.events.schema import ChecklistStatus
+from pipecat_steward.runtime.engine import open_session
+from pipecat_steward.runtime.session import StewardSession
+
+CLINIC = Path(__file__).resolve().parents[2] / "bots" / "clinic"
+
+
+@pytest.fixture(scope="module")
+def agent() -> Agent:
+    return load_agent(CLINIC)
+
+
+def _steps(agent: Agent) -> list[str]:
+    procs = agent.procedures
+    assert procs is not None
+    return sorted(procs.steps)
+
+
+def _names(agent: Agent) -> list[str]:
+    return [v.name for v in agent.variables] + [done_name(s) for s in _steps(agent)]
+
+
+VALUES = st.sampled_from([None, True, False, "verified", "unverified", 40, 0, "Ada"])
+
+
+def _operations(agent: Agent) -> st.SearchStrategy[list[tuple[Any, ...]]]:
+    write = st.tuples(
+        st.sampled_from(["in_place", "new_state"]), st.sampled_from(_names(agent)), VALUES
+    )
+    verdict = st.tuples(st.sampled_from(["verdict", "violation"]), st.sampled_from(_steps(agent)))
+    nothing = st.tuples(st.just("nothing"))
+    return st.lists(st.one_of(write, verdict, nothing), min_size=1, max_size=12)
+
+
+def _apply(session: StewardSession, op: tuple[Any, ...]) -> None:
+    supervisor = session.supervisor
+    assert supervisor is not None
+    if op[0] == "in_place":
+        session.state.variables[op[1]] = op[2]
+    elif op[0] == "new_state":
+        state = session.state.copy()
+        state.variables[op[1]] = op[2]
+        session.state = state
+    elif op[0] in ("verdict", "violation"):
+        finding = Verdict(satisfied=(op[1],))
+        if op[0] == "violation":  # moves the procedure state alone: the variables stay
+            finding = Verdict(violation=ProcedureViolation("skipped_step", op[1], op[1]))
+        variables = supervisor.verdict(session.state.variables, finding)
+        state = session.state.copy()
+        state.variables = dict(variables)
+        session.state = state
+
+
+def _shown(publisher: EventPublisher) -> dict[str, Any]:
+    last: dict[str, Any] = {}
+    for event in publisher.events:
+        if isinstance(event, ChecklistStatus):
+            last[event.procedure] = ([(s.id, s.state) for s in event.steps], event.last_violation)
+    return last
+
+
+def _current(session: StewardSession) -> dict[str, Any]:
+    status = session.checklist()
+    assert status is not None
+    procedures: list[dict[str, Any]] = status["procedures"]  # type: ignore[assignment]
+    return {
+        p["key"]: ([(s["id"], s["state"]) for s in p["steps"]], p.get("last_violation"))
+        for p in procedures
+    }
+
+
+def test_the_events_show_the_checklist_after_any_changes(agent: Agent) -> None:
+    @settings(max_examples=300, deadline=None)
+    @given(_operations(agent))
+    def run(operations: list[tuple[Any, ...]]) -> None:
+        session = open_session(agent)
+        publisher = EventPublisher("s")
+        recorder = record_session(session, publisher)
+        recorder.sync()
+        for op in operations:
+            _apply(session, op)
+            recorder.sync()
+            assert _shown(publisher) == _current(session)
+
+    run()
