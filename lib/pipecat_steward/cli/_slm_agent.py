@@ -1,7 +1,9 @@
-"""Reading an agent folder's logic_slm settings, shared by ``steward forecast`` and ``prompts``.
+"""An agent's logic_slm stage, from its ``aux:`` section.
 
-Agent folders are specified elsewhere; these commands read only ``AGENT_DIR/agent.yaml``'s
-optional ``aux:`` section::
+``agent_stage`` reads the section from an agent folder (``steward forecast``, ``prompts``,
+``validate``); ``aux_stage`` resolves a section already loaded (a live call's supervision uses
+the one ``load_agent`` read). Agent folders are specified elsewhere; only ``agent.yaml``'s
+optional ``aux:`` section matters here::
 
     aux:
       stack: openai            # a manifest in stacks/ (optional)
