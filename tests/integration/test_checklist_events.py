@@ -3,7 +3,9 @@
 The recorder works the checklist out again only when its inputs (the procedure state and the
 variables) changed since the last sync; a property test checks that no change is missed:
 writes in place or by a new state, verdicts, findings that move the procedure state alone,
-and syncs with nothing changed.
+and syncs with nothing changed. The client's ``procedure_status`` messages follow it too: a
+take gives the current checklist once, however many changes led to it, and nothing when the
+client already has it.
 """
 
 from __future__ import annotations
@@ -102,5 +104,45 @@ def test_the_events_show_the_checklist_after_any_changes(agent: Agent) -> None:
             _apply(session, op)
             recorder.sync()
             assert _shown(publisher) == _current(session)
+
+    run()
+
+
+def _supervised(session: StewardSession, op: tuple[Any, ...]) -> None:
+    """Apply ``op`` the way the session does: every write is fed to the supervisor."""
+    supervisor = session.supervisor
+    assert supervisor is not None
+    variables = dict(session.state.variables)
+    if op[0] in ("in_place", "new_state"):
+        variables[op[1]] = op[2]
+        variables = supervisor.sync(variables, [op[1]])
+    elif op[0] == "verdict":
+        variables = supervisor.verdict(variables, Verdict(satisfied=(op[1],)))
+    elif op[0] == "violation":
+        finding = ProcedureViolation("skipped_step", op[1], op[1])
+        variables = supervisor.verdict(variables, Verdict(violation=finding))
+    state = session.state.copy()
+    state.variables = variables
+    session.state = state
+
+
+def _flat(parts: list[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+    return [op for part in parts for op in part]
+
+
+def test_a_take_gives_the_client_the_current_checklist_once(agent: Agent) -> None:
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(_operations(agent), st.just([("take",)]))).map(_flat))
+    def run(operations: list[tuple[Any, ...]]) -> None:
+        session = open_session(agent)
+        delivered: dict[str, Any] | None = None
+        for op in [*operations, ("take",)]:
+            if op[0] != "take":
+                _supervised(session, op)
+                continue
+            taken = session.take_status(events=False)
+            current = session.checklist()
+            assert taken == ([] if current == delivered else [current])
+            delivered = current
 
     run()

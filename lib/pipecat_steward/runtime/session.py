@@ -562,7 +562,8 @@ class StewardSession:
     def take_status(self, *, events: bool = True) -> list[dict[str, Any]]:
         """Queued messages for the client, each delivered once.
 
-        The ``procedure_status`` messages of the checklist first, then what others queued in
+        The ``procedure_status`` message when the checklist changed since the last take (the
+        current one, however many changes led to it), then what others queued in
         ``client_outbox`` (the conversation events); ``events=False`` leaves the outbox queued.
         """
         out: list[dict[str, Any]] = []
@@ -572,8 +573,7 @@ class StewardSession:
             out, self.client_outbox = self.client_outbox, []
         if self.supervisor is None:
             return out
-        status, self.supervisor.outbox = self.supervisor.outbox, []
-        return [*status, *out]
+        return [*self.supervisor.take(self.state.variables), *out]
 
     def checklist(self) -> dict[str, Any] | None:
         """The current ``procedure_status`` payload (None without procedures)."""

@@ -2,8 +2,8 @@
 
 A thin stateful wrapper over the pure ``core.procedures`` functions. The session's variables
 are the one blackboard: every procedure write lands there, and every variable change is fed
-back so variable-kind steps complete the moment their evidence arrives. Each change queues a
-``procedure_status`` message for the client.
+back so variable-kind steps complete the moment their evidence arrives. ``take`` gives the
+client a ``procedure_status`` message whenever its checklist differs from the one it last got.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class Supervisor:
         self.procs = procs
         self.logic = logic
         self.state = ProcedureState()
-        self.outbox: list[dict[str, Any]] = []
+        self._status: tuple[ProcedureState, Variables, dict[str, JsonValue]] | None = None
+        self._sent: dict[str, JsonValue] | None = None
 
     def view(self, variables: Mapping[str, JsonValue]) -> ProcedureView:
         """The procedures and their current state over ``variables``."""
@@ -97,13 +98,32 @@ class Supervisor:
         return self._apply(apply_verdict(self.view(variables), verdict))
 
     def status(self, variables: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-        """The ``procedure_status`` payload for the client."""
-        return procedure_status(self.view(variables))
+        """The ``procedure_status`` payload for the client (shared: do not change it).
+
+        Worked out again only when the procedure state or the variables differ from the last
+        time it was asked: the client's message and the recorder's events read the same one.
+        """
+        last = self._status
+        if last is None or last[0] != self.state or last[1] != variables:
+            last = self._status = (
+                self.state,
+                dict(variables),
+                procedure_status(self.view(variables)),
+            )
+        return last[2]
+
+    def take(self, variables: Mapping[str, JsonValue]) -> list[dict[str, Any]]:
+        """The ``procedure_status`` message the client is owed: the current one, if it is new.
+
+        Whatever moved it (a procedure change or a plain variable write), however often since
+        the last take; nothing when the client already has it.
+        """
+        status = self.status(variables)
+        if status == self._sent:
+            return []
+        self._sent = status
+        return [status]
 
     def _apply(self, update: ProcedureUpdate) -> Variables:
-        changed = update.state != self.state or bool(update.changes)
         self.state = update.state
-        variables = dict(update.variables)
-        if changed:
-            self.outbox.append(self.status(variables))
-        return variables
+        return dict(update.variables)
