@@ -91,6 +91,9 @@ def credentials_present(stage: SLMStage, env: Mapping[str, str]) -> bool:
     return any(env.get(name) for name in _KEYS[stage.provider])
 
 
+_STAGES: dict[str, SLMStage] = {}  # one per distinct aux: section a process has loaded
+
+
 def _stage(steward: Steward, env: Mapping[str, str]) -> SLMStage | None:
     agent = steward.agent
     try:
@@ -117,9 +120,6 @@ def _loaded_stage(aux: Mapping[str, Any]) -> SLMStage:
 
         stage = _STAGES[key] = aux_stage(aux)[0]
     return stage
-
-
-_STAGES: dict[str, SLMStage] = {}  # one per distinct aux: section a process has loaded
 
 
 def detach_supervision(steward: Steward) -> None:
