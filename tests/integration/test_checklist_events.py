@@ -146,3 +146,19 @@ def test_a_take_gives_the_client_the_current_checklist_once(agent: Agent) -> Non
             delivered = current
 
     run()
+
+
+def test_a_changed_copy_of_the_checklist_changes_nothing_the_steward_sends(agent: Agent) -> None:
+    """The payload is worked out once and shared inside; ``checklist()`` hands out a copy."""
+    session = open_session(agent)
+    publisher = EventPublisher("s")
+    record_session(session, publisher).sync()
+    truth = session.checklist()
+    assert truth is not None
+    changed = session.checklist()
+    assert changed is not None
+    changed["current_step"] = "elsewhere"
+    changed["procedures"][0]["steps"][0]["state"] = "done"  # type: ignore[index]
+    assert session.checklist() == truth
+    assert session.take_status(events=False) == [truth]
+    assert _shown(publisher) == _current(session)

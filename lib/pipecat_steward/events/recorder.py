@@ -208,11 +208,10 @@ class SessionRecorder:
             )
 
     def _checklists(self) -> None:
-        if not self._checklist_moved():
+        supervisor = self.session.supervisor
+        if supervisor is None or not self._checklist_moved():
             return
-        status = self.session.checklist()
-        if status is None:
-            return
+        status: dict[str, Any] = supervisor.status(self.session.state.variables)  # read only
         current = status.get("current_step")
         for proc in status["procedures"]:
             fields = {

@@ -9,6 +9,7 @@ the model calls a steward tool. It records a trace of turns (``TurnRecord`` as t
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import logging
@@ -576,8 +577,10 @@ class StewardSession:
         return [*self.supervisor.take(self.state.variables), *out]
 
     def checklist(self) -> dict[str, Any] | None:
-        """The current ``procedure_status`` payload (None without procedures)."""
-        return dict(self.supervisor.status(self.state.variables)) if self.supervisor else None
+        """The current ``procedure_status`` payload, the caller's own copy (None without procedures)."""
+        if self.supervisor is None:
+            return None
+        return copy.deepcopy(self.supervisor.status(self.state.variables))
 
     def _sync(self) -> None:
         if self.supervisor is not None:

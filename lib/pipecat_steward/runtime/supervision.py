@@ -116,7 +116,8 @@ class Supervisor:
         """The ``procedure_status`` message the client is owed: the current one, if it is new.
 
         Whatever moved it (a procedure change or a plain variable write), however often since
-        the last take; nothing when the client already has it.
+        the last take; nothing when the client already has it. The message is the shared
+        payload of ``status``: it is sent as it is, never changed.
         """
         status = self.status(variables)
         if status == self._sent:
