@@ -1,7 +1,8 @@
 """The recorder's checklist events follow the checklist through every kind of change.
 
-The recorder works the checklist out again only when its inputs (the procedure state and the
-variables) changed since the last sync; a property test checks that no change is missed:
+The supervisor works the checklist out again only when its inputs (the procedure state and
+the variables) changed, and the recorder reads nothing new from an unchanged payload; a
+property test checks, against the checklist worked out afresh, that no change is missed:
 writes in place or by a new state, verdicts, findings that move the procedure state alone,
 and syncs with nothing changed. The client's ``procedure_status`` messages follow it too: a
 take gives the current checklist once, however many changes led to it, and nothing when the
@@ -18,7 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.core.procedures import ProcedureViolation, Verdict, done_name
+from pipecat_steward.core.procedures import (
+    ProcedureViolation,
+    Verdict,
+    done_name,
+    procedure_status,
+)
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import ChecklistStatus
@@ -82,9 +88,15 @@ def _shown(publisher: EventPublisher) -> dict[str, Any]:
     return last
 
 
+def _truth(session: StewardSession) -> dict[str, Any]:
+    """The checklist worked out afresh from the session's procedure state and variables."""
+    supervisor = session.supervisor
+    assert supervisor is not None
+    return procedure_status(supervisor.view(session.state.variables))
+
+
 def _current(session: StewardSession) -> dict[str, Any]:
-    status = session.checklist()
-    assert status is not None
+    status = _truth(session)
     procedures: list[dict[str, Any]] = status["procedures"]  # type: ignore[assignment]
     return {
         p["key"]: ([(s["id"], s["state"]) for s in p["steps"]], p.get("last_violation"))
@@ -141,7 +153,7 @@ def test_a_take_gives_the_client_the_current_checklist_once(agent: Agent) -> Non
                 _supervised(session, op)
                 continue
             taken = session.take_status(events=False)
-            current = session.checklist()
+            current = _truth(session)
             assert taken == ([] if current == delivered else [current])
             delivered = current
 
@@ -153,8 +165,7 @@ def test_a_changed_copy_of_the_checklist_changes_nothing_the_steward_sends(agent
     session = open_session(agent)
     publisher = EventPublisher("s")
     record_session(session, publisher).sync()
-    truth = session.checklist()
-    assert truth is not None
+    truth = _truth(session)
     changed = session.checklist()
     assert changed is not None
     changed["current_step"] = "elsewhere"

@@ -35,7 +35,6 @@ from pipecat_steward.runtime.records import RecordedCall, TurnRecord, trace_valu
 from pipecat_steward.runtime.transactions import transaction_summary
 
 if TYPE_CHECKING:
-    from pipecat_steward.core.procedures import ProcedureState
     from pipecat_steward.core.state import SlotRecord
     from pipecat_steward.runtime.session import StewardSession
 
@@ -71,7 +70,7 @@ class SessionRecorder:
         self._seen: dict[str, int] = {}
         self._slots: dict[str, SlotRecord] = {}  # the record of each slot last reported
         self._checklist: dict[str, Any] = {}
-        self._checklist_inputs: tuple[ProcedureState, dict[str, Any]] | None = None
+        self._checklist_status: dict[str, Any] | None = None  # the payload last read
         self._txn: dict[str, Any] | None = None
         self._version = 0
         self._conflict = False
@@ -209,9 +208,14 @@ class SessionRecorder:
 
     def _checklists(self) -> None:
         supervisor = self.session.supervisor
-        if supervisor is None or not self._checklist_moved():
+        if supervisor is None:
             return
+        # The supervisor works its payload out again only when the procedure state or the
+        # variables changed: the payload of the last sync means the checklist did not move.
         status: dict[str, Any] = supervisor.status(self.session.state.variables)  # read only
+        if status is self._checklist_status:
+            return
+        self._checklist_status = status
         current = status.get("current_step")
         for proc in status["procedures"]:
             fields = {
@@ -233,22 +237,6 @@ class SessionRecorder:
             if self._checklist.get(proc["key"]) != fields:
                 self._checklist[proc["key"]] = fields
                 self.publisher.emit(ChecklistStatus, **fields)
-
-    def _checklist_moved(self) -> bool:
-        """Whether the checklist's inputs changed since the last sync that read it.
-
-        The checklist is a function of the procedure state (a frozen value) and the variables,
-        and most syncs come with neither changed: those skip working it out again.
-        """
-        supervisor = self.session.supervisor
-        if supervisor is None:
-            return False
-        variables = self.session.state.variables
-        last = self._checklist_inputs
-        if last is not None and last[0] == supervisor.state and last[1] == variables:
-            return False
-        self._checklist_inputs = (supervisor.state, variables.copy())
-        return True
 
     def _transaction(self) -> None:
         summary = self.transaction(self.session) if self.transaction else None
