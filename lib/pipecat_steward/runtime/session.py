@@ -563,8 +563,8 @@ class StewardSession:
     def take_status(self, *, events: bool = True) -> list[dict[str, Any]]:
         """Queued messages for the client, each delivered once.
 
-        The ``procedure_status`` message when the checklist changed since the last take (the
-        current one, however many changes led to it), then what others queued in
+        The ``procedure_status`` message when the checklist differs from the one last sent
+        (the current one, however many changes led to it), then what others queued in
         ``client_outbox`` (the conversation events); ``events=False`` leaves the outbox queued.
         """
         out: list[dict[str, Any]] = []
@@ -577,7 +577,7 @@ class StewardSession:
         return [*self.supervisor.take(self.state.variables), *out]
 
     def checklist(self) -> dict[str, Any] | None:
-        """The current ``procedure_status`` payload, the caller's own copy (None without procedures)."""
+        """The current ``procedure_status`` payload as a copy of its own (None: no procedures)."""
         if self.supervisor is None:
             return None
         return copy.deepcopy(self.supervisor.status(self.state.variables))
