@@ -41,3 +41,24 @@ def test_bench_smoke(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip(), "a benchmark prints its section"
     assert not list(tmp_path.iterdir()), "a benchmark removes its temporary files"
+
+
+def test_bench_load_measures_the_steward_of_a_call_no_client_reads(tmp_path: Path) -> None:
+    # The variant runs in the child processes too; it never replaces the recorded section.
+    script = str(ROOT / "scripts" / "bench_load")
+    variant = [*SMOKE_ARGS["bench_load"], "--no-client-messages"]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, script, *variant, "--no-write"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "bella_notte, N=2" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, script, *variant], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 2 and "--no-write" in refused.stderr

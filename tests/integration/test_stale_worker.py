@@ -57,9 +57,10 @@ class ServerMessages(BaseObserver):
 class Worker:
     """One bot worker: a steward on a real pipeline with a scripted model."""
 
-    def __init__(self, spec: str, identity: Identity) -> None:
+    def __init__(self, spec: str, identity: Identity, **options: Any) -> None:
         self.store = open_store(spec)
-        self.steward = Steward(load_agent(AGENT), checkpointer=Checkpointer(self.store, identity))
+        checkpointer = Checkpointer(self.store, identity)
+        self.steward = Steward(load_agent(AGENT), checkpointer=checkpointer, **options)
         self.model = ScriptedModel()
         self.llm = ScriptedLLM([FunctionStep(self.model) for _ in range(40)])
         self.steward.attach(self.llm)
@@ -89,10 +90,15 @@ def effects(ledger: Path) -> list[str]:
     return [e["tool"] for e in json.loads(ledger.read_text())["effects"]]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@pytest.mark.parametrize(
+    ("backend", "client"),
+    [("sqlite", True), ("redis", True), ("sqlite", False)],
+    ids=["sqlite", "redis", "sqlite-no-client"],
+)
 async def test_a_stale_worker_stops_and_the_app_ends_its_pipeline(
-    backend: str, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+    backend: str, client: bool, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Without a client (``client_messages=False``) the listener is told all the same.
     ledger = tmp_path / "ledger.json"
     monkeypatch.setenv("STEWARD_ORDER_DESK_LEDGER", str(ledger))
     spec = f"sqlite:{tmp_path / 'calls.db'}" if backend == "sqlite" else redis_url
@@ -100,7 +106,7 @@ async def test_a_stale_worker_stops_and_the_app_ends_its_pipeline(
     logged: list[str] = []
     sink = logger.add(lambda m: logged.append(str(m)), level="WARNING")
     try:
-        async with Worker(spec, identity) as a:
+        async with Worker(spec, identity, client_messages=client) as a:
             told: list[dict[str, Any]] = []
 
             @a.steward.on_conflict
@@ -125,7 +131,8 @@ async def test_a_stale_worker_stops_and_the_app_ends_its_pipeline(
             assert a.steward.session.turns[-1].fired[-1].outcome == "refused"
             assert [m["type"] for m in told] == ["steward_conflict"]
             assert told[0]["session"] == identity.scope
-            assert [m for m in a.messages.data if m.get("type") == "steward_conflict"] == told
+            conflicts = [m for m in a.messages.data if m.get("type") == "steward_conflict"]
+            assert conflicts == (told if client else [])
             assert a.llm.inferences[-1].visible_tools == (), "no tool at all after the conflict"
             assert a.pipeline.worker.has_finished(), "the listener ended the stale pipeline"
         store = open_store(spec)

@@ -60,6 +60,11 @@ class Steward:
     has work for them and a logic_slm resolves with its credentials (``supervise=False`` or
     ``STEWARD_MONITOR_ENABLED=0`` turn that off). A steward has at most one monitor and one
     extractor: attaching another one by hand replaces the automatic one.
+
+    The steward sends its messages for the app's client (checklist status, rich response parts,
+    conversation events, a conflict) as RTVI server messages. ``client_messages=False`` sends
+    none, for a call no client reads (a telephone call): each message would cross the pipeline
+    twice for nothing. The conversation events still reach the store and the subscribers.
     """
 
     reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
@@ -92,7 +97,8 @@ class Steward:
         self.hook: StewardHook | None = None
         # The open caller turn's transcripts, as the user aggregator will join them.
         self._heard: tuple[int, list[TextPartForConcatenation]] = (0, [])
-        self.session.conflict_listeners.append(self._announce_conflict)
+        if self.session.client_messages:
+            self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:

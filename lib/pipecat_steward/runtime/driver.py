@@ -255,11 +255,12 @@ def client_messages(
 ) -> list[dict[str, Any]]:
     """Checklist status messages, then the action's rich response parts, each taken once.
 
-    ``events=False`` leaves the queued conversation events for a later flush.
+    ``events=False`` leaves the queued conversation events for a later flush. The parts are
+    taken even for a call no client reads: taking them carries out their hand-overs and end.
     """
     messages = list(session.take_status(events=events))
     parts = session.take_payloads(action)
-    if parts:
+    if parts and session.client_messages:
         messages.append({"type": "steward_response", "parts": parts})
     return messages
 
@@ -270,7 +271,6 @@ def hard_steer_question(action: Action) -> str:
         if entry.tag == "steer_back_hard":
             return str(entry.data.get("msg", ""))
     return ""
-
 
 
 def _squashed(text: str) -> str:

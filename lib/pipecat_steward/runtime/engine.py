@@ -32,6 +32,7 @@ class SessionOptions(TypedDict, total=False):
     checkpointer: Checkpointer | None
     task_timeout_s: float | None
     on_handover: HandoverCallback | None
+    client_messages: bool
 
 
 def open_session(

@@ -103,8 +103,11 @@ class StewardSession:
         on_handover: HandoverCallback | None = None,
         caller_turns: CallerTurns | None = None,
         oversight: Oversight | None = None,
+        client_messages: bool = True,
     ) -> None:
         self.agent = agent
+        self.client_messages = client_messages
+        """Whether a client reads the steward's messages (``take_status`` gives none when not)."""
         self.caller_turns = caller_turns or CallerTurns()
         """The caller-turn identity this session shares with its relay, monitor and extractor."""
         self.checkpointer = checkpointer
@@ -566,7 +569,11 @@ class StewardSession:
         The ``procedure_status`` message when the checklist differs from the one last sent
         (the current one, however many changes led to it), then what others queued in
         ``client_outbox`` (the conversation events); ``events=False`` leaves the outbox queued.
+        None at all for a call no client reads (``client_messages=False``).
         """
+        if not self.client_messages:
+            self.client_outbox = []  # what an app queued there would only pile up
+            return []
         out: list[dict[str, Any]] = []
         if events:
             for complete in self.before_take:
