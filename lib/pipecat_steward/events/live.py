@@ -54,7 +54,7 @@ class StewardEvents:
         self._ids = itertools.count(1)
         # Messages queued in the session's outbox, each with the number of its first event.
         self._batches: list[tuple[dict[str, Any], int]] = []
-        if steward.session.client_messages:  # else nobody reads them: no batch is queued
+        if steward.session.sends_client_messages:  # else nobody reads them: no batch is queued
             publisher.sinks.append(self._to_client)
             steward.session.before_take.append(self._complete)
 

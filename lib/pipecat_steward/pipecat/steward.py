@@ -97,7 +97,7 @@ class Steward:
         self.hook: StewardHook | None = None
         # The open caller turn's transcripts, as the user aggregator will join them.
         self._heard: tuple[int, list[TextPartForConcatenation]] = (0, [])
-        if self.session.client_messages:
+        if self.session.sends_client_messages:
             self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod

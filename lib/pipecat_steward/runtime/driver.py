@@ -260,7 +260,7 @@ def client_messages(
     """
     messages = list(session.take_status(events=events))
     parts = session.take_payloads(action)
-    if parts and session.client_messages:
+    if parts and session.sends_client_messages:
         messages.append({"type": "steward_response", "parts": parts})
     return messages
 

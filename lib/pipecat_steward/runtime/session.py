@@ -106,7 +106,7 @@ class StewardSession:
         client_messages: bool = True,
     ) -> None:
         self.agent = agent
-        self.client_messages = client_messages
+        self.sends_client_messages = client_messages
         """Whether a client reads the steward's messages (``take_status`` gives none when not)."""
         self.caller_turns = caller_turns or CallerTurns()
         """The caller-turn identity this session shares with its relay, monitor and extractor."""
@@ -571,7 +571,7 @@ class StewardSession:
         ``client_outbox`` (the conversation events); ``events=False`` leaves the outbox queued.
         None at all for a call no client reads (``client_messages=False``).
         """
-        if not self.client_messages:
+        if not self.sends_client_messages:
             self.client_outbox = []  # what an app queued there would only pile up
             return []
         out: list[dict[str, Any]] = []
