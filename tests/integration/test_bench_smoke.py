@@ -33,11 +33,15 @@ def test_every_bench_script_has_a_smoke_run() -> None:
     assert scripts == set(SMOKE_ARGS)
 
 
+def _run(name: str, args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, str(ROOT / "scripts" / name), *args]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its temporary files go
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.parametrize("name", sorted(SMOKE_ARGS))
 def test_bench_smoke(name: str, tmp_path: Path) -> None:
-    argv = [sys.executable, str(ROOT / "scripts" / name), *SMOKE_ARGS[name], "--no-write"]
-    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its temporary files go
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = _run(name, [*SMOKE_ARGS[name], "--no-write"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip(), "a benchmark prints its section"
     assert not list(tmp_path.iterdir()), "a benchmark removes its temporary files"
@@ -45,20 +49,9 @@ def test_bench_smoke(name: str, tmp_path: Path) -> None:
 
 def test_bench_load_measures_the_steward_of_a_call_no_client_reads(tmp_path: Path) -> None:
     # The variant runs in the child processes too; it never replaces the recorded section.
-    script = str(ROOT / "scripts" / "bench_load")
     variant = [*SMOKE_ARGS["bench_load"], "--no-client-messages"]
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, script, *variant, "--no-write"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _run("bench_load", [*variant, "--no-write"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "bella_notte, N=2" in done.stdout
-    refused = subprocess.run(
-        [sys.executable, script, *variant], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    refused = _run("bench_load", variant, tmp_path)
     assert refused.returncode == 2 and "--no-write" in refused.stderr
