@@ -120,7 +120,7 @@ class Supervisor:
         payload of ``status``: it is sent as it is, never changed.
         """
         status = self.status(variables)
-        if status == self._sent:
+        if status is self._sent or status == self._sent:  # the same payload: no comparison
             return []
         self._sent = status
         return [status]
