@@ -10,12 +10,13 @@ anticipated).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
-from tests.pipecat_support.scenario_call import play_scenario
+from tests.pipecat_support.scenario_call import halves, play_scenario
 
 # isort: split
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
@@ -37,10 +38,19 @@ SCENARIOS = [
 
 
 async def call(
-    bot: str, name: str, turn_end_s: float, *, split: bool = False
+    bot: str,
+    name: str,
+    turn_end_s: float,
+    *,
+    split: bool = False,
+    guesses: Callable[[str], str] | None = None,
 ) -> tuple[list[str], Any, AnticipationStats]:
-    played = await play_scenario(bot, name, turn_end_s, split=split)
+    played = await play_scenario(bot, name, turn_end_s, split=split, guesses=guesses)
     return played.spoken, played.state, played.stats
+
+
+def caller_turns(bot: str, name: str) -> list[str]:
+    return [t.user for t in load_scenario(BOTS / bot / "scenarios" / name).turns if t.user.strip()]
 
 
 @pytest.mark.parametrize(("bot", "name"), SCENARIOS)
@@ -115,3 +125,37 @@ async def test_a_transcript_is_noted_in_place_and_wakes_no_steward_task() -> Non
     await asyncio.sleep(4 * ANTICIPATE_AFTER_S)
     assert steward.session.anticipation.stats.made == 1
     await steward.relay.bus.aclose()
+
+
+@pytest.mark.parametrize(("bot", "name"), SCENARIOS)
+async def test_an_interim_guess_the_final_confirms_has_the_step_made_when_the_turn_ends_at_once(
+    bot: str, name: str
+) -> None:
+    """With the turn ending on the final transcript nothing is left to hide the step in, but
+    the STT service's interim guess came earlier: the step made for it is the inference's."""
+    spoken, state, stats = await call(bot, name, turn_end_s=0.0, guesses=str)
+    plain = await call(bot, name, turn_end_s=0.0)
+    turns = caller_turns(bot, name)
+    assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
+    assert (spoken, state) == plain[:2]
+
+
+@pytest.mark.parametrize(("bot", "name"), SCENARIOS)
+@pytest.mark.parametrize("turn_end_s", [0.0, 0.25])
+async def test_an_interim_guess_the_final_corrects_is_never_used_and_changes_nothing(
+    bot: str, name: str, turn_end_s: float
+) -> None:
+    """The guess is the turn's first half: a step made for it is a miss at the inference, or
+    replaced by the final's own step when the turn's end leaves time for one."""
+    spoken, state, stats = await call(
+        bot, name, turn_end_s=turn_end_s, guesses=lambda words: halves(words)[0]
+    )
+    plain = await call(bot, name, turn_end_s=0.0)
+    turns = caller_turns(bot, name)
+    wrong = sum(halves(words)[0] != words for words in turns)
+    assert wrong >= 2  # the table has turns the guess gets wrong
+    if turn_end_s:
+        assert (stats.hits, stats.misses) == (len(turns), 0)
+    else:
+        assert (stats.hits, stats.misses) == (len(turns) - wrong, wrong)
+    assert (spoken, state) == plain[:2]

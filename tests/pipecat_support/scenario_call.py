@@ -6,6 +6,7 @@ the wait must not change what the call says or ends in).
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from pipecat_steward.testing.simulate import ScriptedModel, scenario_step
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 
 Watch = Callable[[ScriptedLLM], None]
+
+GUESS_AHEAD_S = 0.25
+"""How long an interim guess comes before its final transcript: far longer than the moment
+the steward lets pass before anticipating, so a busy machine still anticipates the guess."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ async def play_scenario(
     turn_end_s: float,
     *,
     split: bool = False,
+    guesses: Callable[[str], str] | None = None,
     before_attach: Watch | None = None,
     after_attach: Watch | None = None,
 ) -> PlayedCall:
@@ -55,6 +61,8 @@ async def play_scenario(
 
     Args:
         split: Say each caller turn as two transcripts (``halves``).
+        guesses: Before each caller turn, an interim transcript of ``guesses(words)``, a
+            while (``GUESS_AHEAD_S``) before the final one.
         before_attach: Called with the model before the steward attaches to it.
         after_attach: Called with the model once the steward is attached (outside its hook).
     """
@@ -81,6 +89,9 @@ async def play_scenario(
             before_turn(steward.session, turn)
             model.queue = [scenario_step(i) for i in turn.llm]
             llm.extend(FunctionStep(model) for _ in range(8 - llm.remaining))
+            if guesses is not None and turn.user.strip():
+                await pipeline.guess(guesses(turn.user))
+                await asyncio.sleep(GUESS_AHEAD_S)
             for part in halves(turn.user) if split else [turn.user]:
                 await pipeline.say(part)
             await pipeline.settle()

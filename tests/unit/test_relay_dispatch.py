@@ -23,8 +23,9 @@ from pipecat.frames.frames import (
 from pipecat.observers.base_observer import FramePushed
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from pipecat_steward.pipecat.events import EventBus, SessionEvent
+from pipecat_steward.pipecat.events import EventBus, SessionEvent, UserInterimTranscript
 from pipecat_steward.pipecat.relay import StewardRelay
+from pipecat_steward.runtime.caller_turns import CallerTurns
 
 
 class ServiceTranscription(TranscriptionFrame):
@@ -87,3 +88,46 @@ async def test_a_frame_pushed_again_is_reported_once():
     events = await published(relay, [frame, frame, fresh("plain text"), frame])
     assert [type(e).__name__ for e in events] == ["UserTranscript"]
     await asyncio.sleep(0)
+
+
+async def test_an_interim_reaches_its_readers_in_place_and_never_the_bus() -> None:
+    """A guess is no caller turn: readers get it stamped with the turn it would join, the bus
+    (so every subscriber, trace and ledger) gets nothing, and a failing reader breaks nothing."""
+    turns = CallerTurns()
+    relay = StewardRelay(turns=turns)
+    guesses: list[UserInterimTranscript] = []
+
+    def failing(_: UserInterimTranscript) -> None:
+        raise RuntimeError("a reader's bug")
+
+    relay.on_interim(failing)
+    relay.on_interim(guesses.append)
+    source = FrameProcessor()
+    seen: list[SessionEvent] = []
+    relay.bus.subscribe(seen.append)
+    pushes = [
+        (InterimTranscriptionFrame("four", "u", "t"), FrameDirection.DOWNSTREAM),
+        (
+            InterimTranscriptionFrame("from a speech-to-speech service", "", "t"),
+            FrameDirection.UPSTREAM,
+        ),
+        (InterimTranscriptionFrame("  ", "u", "t"), FrameDirection.DOWNSTREAM),
+        (TranscriptionFrame("four people", "u", "t"), FrameDirection.DOWNSTREAM),
+        (InterimTranscriptionFrame("on Friday", "u", "t"), FrameDirection.DOWNSTREAM),
+    ]
+    for frame, direction in pushes:
+        relay.see(FramePushed(source, source, frame, direction, timestamp=1))
+    turns.taken()
+    relay.see(
+        FramePushed(
+            source,
+            source,
+            InterimTranscriptionFrame("yes", "u", "t"),
+            FrameDirection.DOWNSTREAM,
+            timestamp=1,
+        )
+    )
+    await relay.bus.drain()
+    assert [(g.text, g.turn) for g in guesses] == [("four", 1), ("on Friday", 1), ("yes", 2)]
+    assert [type(e).__name__ for e in seen] == ["UserTranscript"]
+    await relay.bus.aclose()

@@ -48,7 +48,7 @@ def agent(bot: str) -> Agent:
 Move = tuple[str, int, int]  # (kind, words or tool index, value index)
 moves = st.lists(
     st.tuples(
-        st.sampled_from(["plain", "same", "other", "stale", "tool"]),
+        st.sampled_from(["plain", "same", "other", "stale", "tool", "guessed", "again"]),
         st.integers(0, 50),
         st.integers(0, 50),
     ),
@@ -88,8 +88,15 @@ def play(session: StewardSession, script: list[Move], anticipating: bool) -> lis
         words = WORDS[a % len(WORDS)]
         if anticipating and kind in ("same", "stale"):
             session.anticipate(words, first_turn=False)
-        if anticipating and kind == "other":
+        if anticipating and kind in ("other", "guessed"):
             session.anticipate(WORDS[(a + 1) % len(WORDS)], first_turn=False)
+        if anticipating and kind in ("guessed", "again"):  # an interim's words, then the final's
+            session.anticipate(words, first_turn=False)
+            session.anticipate(words, first_turn=False)
+        if kind == "again":  # the state moved between the guess and the final
+            tool_call(session, a, b)
+            if anticipating:
+                session.anticipate(words, first_turn=False)
         if kind == "stale":
             tool_call(session, a, b)
         session.decide(words)
@@ -173,3 +180,51 @@ def test_an_uncopyable_chooser_is_never_a_wrong_hit() -> None:
     assert session.anticipation.stats.made == 0
     session.decide("hmm")
     assert session.anticipation.stats.hits == 0
+
+
+CHANGES = [
+    (lambda s: None, 1),
+    (lambda s: setattr(s, "channel", "WEB"), 2),
+    (lambda s: s.event_data.update(caller_id="+15550100"), 2),
+    (lambda s: setattr(s.state, "steer_back_turns", s.state.steer_back_turns + 1), 2),
+    (lambda s: s.rng.random(), 1),  # the step chose nothing: the chooser is not read
+]
+
+
+@pytest.mark.parametrize(("change", "made"), CHANGES)
+def test_the_same_words_anticipated_again_keep_the_step_unless_an_input_changed(
+    change: Any, made: int
+) -> None:
+    """An interim guess, then the final transcript with the same words: one step, unless what
+    the step reads changed in between; either way the inference hits."""
+    session, twin = (open_session(agent("bella_notte")) for _ in range(2))
+    for s in (session, twin):
+        s.decide("", first_turn=True)
+    first = session.anticipate("4 people on July 17th", first_turn=False)
+    for s in (session, twin):
+        change(s)
+    again = session.anticipate("4 people on July 17th", first_turn=False)
+    assert (again is first) == (made == 1)
+    assert session.decide("4 people on July 17th") == twin.decide("4 people on July 17th")
+    assert session.state == twin.state
+    stats = session.anticipation.stats
+    assert (stats.made, stats.hits, stats.misses) == (made, 1, 0)
+
+
+@pytest.mark.parametrize("advance", [False, True])
+def test_a_step_that_chose_at_random_is_kept_only_from_the_same_chooser_state(
+    advance: bool,
+) -> None:
+    session, twin = (open_session(agent("bella_notte"), rng=random.Random(7)) for _ in range(2))
+    for s in (session, twin):
+        s.decide("", first_turn=True)
+        s.state.readback_transition = True
+    session.anticipate("hmm", first_turn=False)
+    for s in (session, twin):
+        if advance:
+            s.rng.random()
+    session.anticipate("hmm", first_turn=False)
+    assert session.decide("hmm") == twin.decide("hmm")
+    assert snapshot(session) == snapshot(twin)
+    stats = session.anticipation.stats
+    assert (stats.made, stats.hits) == (1 + advance, 1)

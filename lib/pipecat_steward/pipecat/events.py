@@ -49,6 +49,27 @@ class UserTranscript:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UserInterimTranscript:
+    """An interim transcript: the STT service's guess at the words still being spoken.
+
+    Never published on the bus and no ``SessionEvent``: a guess is no caller turn, so no
+    subscriber, trace or ledger receives it. The relay hands it in place to the readers
+    registered with ``StewardRelay.on_interim`` (the steward's anticipation), and only for a
+    cascade (an STT service pushing downstream).
+
+    Attributes:
+        text: The words guessed so far for the segment being spoken; the segment's final
+            transcript replaces them.
+        turn: The caller turn the words would join (``CallerTurns.upcoming``).
+        spaced: As ``UserTranscript.spaced``.
+    """
+
+    text: str
+    turn: int = 0
+    spaced: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantTextComplete:
     """The LLM finished generating one response; playout may still be running.
 

@@ -29,6 +29,7 @@ from pipecat.frames.frames import (
     Frame,
     FunctionCallInProgressFrame,
     FunctionCallResultFrame,
+    InterimTranscriptionFrame,
     InterruptionFrame,
     LLMContextAssistantTurnFrame,
     LLMFullResponseEndFrame,
@@ -54,6 +55,7 @@ from pipecat_steward.pipecat.events import (
     FunctionCallStarted,
     Interruption,
     SessionEvent,
+    UserInterimTranscript,
     UserStartedSpeaking,
     UserTranscript,
 )
@@ -111,8 +113,10 @@ class StewardRelay(BaseObserver):
         self.bus = bus if bus is not None else EventBus()
         self._recent = _RecentIds()
         self._text: list[str] = []
+        self._interim_readers: list[Callable[[UserInterimTranscript], None]] = []
         self._handlers: dict[type[Frame], Callable[[FramePushed], SessionEvent | None]] = {
             TranscriptionFrame: self._on_transcription,
+            InterimTranscriptionFrame: self._on_interim,
             LLMTextFrame: self._on_llm_text,
             LLMFullResponseEndFrame: self._on_llm_end,
             LLMContextAssistantTurnFrame: self._on_turn_written,
@@ -206,6 +210,31 @@ class StewardRelay(BaseObserver):
             turn=self._turn_of(frame.text),
             spaced=frame.includes_inter_frame_spaces,
         )
+
+    def on_interim(self, reader: Callable[[UserInterimTranscript], None]) -> None:
+        """Call ``reader`` in place with each interim transcript of a cascade.
+
+        Interims are guesses, never session events (see ``UserInterimTranscript``); a reader
+        runs on the frame path, like a bus tap: keep it to a few microseconds. An exception it
+        raises is logged, never propagated.
+        """
+        self._interim_readers.append(reader)
+
+    def _on_interim(self, data: FramePushed) -> None:
+        frame = data.frame
+        assert isinstance(frame, InterimTranscriptionFrame)
+        if data.direction != FrameDirection.DOWNSTREAM or not frame.text.strip():
+            return None
+        turn = self.turns.upcoming() if self.turns is not None else 0
+        interim = UserInterimTranscript(
+            text=frame.text, turn=turn, spaced=frame.includes_inter_frame_spaces
+        )
+        for reader in self._interim_readers:
+            try:
+                reader(interim)
+            except Exception:
+                logger.exception(f"steward relay: interim reader {reader!r} failed")
+        return None
 
     def _turn_of(self, text: str) -> int:
         """The caller turn a transcript belongs to; blank words open none."""

@@ -33,6 +33,7 @@ from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     AssistantTurnWritten,
     SessionEvent,
+    UserInterimTranscript,
     UserTranscript,
 )
 from pipecat_steward.pipecat.hook import StewardHook, StewardLLMMixin, attach
@@ -49,8 +50,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ANTICIPATE_AFTER_S", "Steward"]
 
+_Words = tuple[int, list[TextPartForConcatenation]]
+"""A caller turn and its transcripts so far, as the user aggregator will join them."""
+
 ANTICIPATE_AFTER_S = 0.005
-"""How long after a final transcript the engine's step for it runs (see ``Steward``)."""
+"""How long after a transcript (final or interim) the engine's step for it runs (see
+``Steward``)."""
 
 
 class Steward:
@@ -69,7 +74,8 @@ class Steward:
 
     reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
     """The relay events ``_on_event`` handles: the bus wakes it for these only. The caller's
-    transcripts are noted in place as they are published (``_anticipate``, a bus tap)."""
+    transcripts are noted in place as they are published (``_anticipate``, a bus tap), and so
+    are the interim ones (``_anticipate_interim``), which never reach the bus."""
 
     def __init__(
         self,
@@ -93,10 +99,13 @@ class Steward:
         self.relay = StewardRelay(turns=self.session.caller_turns)
         self.relay.bus.subscribe(self._on_event, name="steward-trace", kinds=self.reads)
         self.relay.bus.tap(self._anticipate, kinds=(UserTranscript,))
+        self.relay.on_interim(self._anticipate_interim)
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
         self.hook: StewardHook | None = None
-        # The open caller turn's transcripts, as the user aggregator will join them.
-        self._heard: tuple[int, list[TextPartForConcatenation]] = (0, [])
+        # The open caller turn's final transcripts, as the user aggregator will join them.
+        self._heard: _Words = (0, [])
+        # The words to anticipate: those finals, then the interim guess when one came since.
+        self._latest: _Words = self._heard
         if self.session.sends_client_messages:
             self.session.conflict_listeners.append(self._announce_conflict)
 
@@ -179,16 +188,37 @@ class Steward:
             return
         if self.hook is None or not event.text.strip():
             return
-        turn, parts = self._heard
-        part = TextPartForConcatenation(event.text, includes_inter_part_spaces=event.spaced)
-        self._heard = (event.turn, [*parts, part] if turn == event.turn else [part])
+        self._heard = self._joined(event.turn, event.text, event.spaced)
+        self._schedule(self._heard)
+
+    def _anticipate_interim(self, interim: UserInterimTranscript) -> None:
+        """Run the step for an interim guess at the caller's words, while they still speak.
+
+        The words are the turn's finals so far with the guess for the segment being spoken
+        after them; its final transcript replaces the guess. When the final says what the
+        guess said, the step made for the guess is the one the inference uses, however soon
+        the turn ends after it (``StepAnticipation.make`` keeps it rather than running it
+        again); when not, the final's own step replaces it.
+        """
+        if self.hook is not None:
+            self._schedule(self._joined(interim.turn, interim.text, interim.spaced))
+
+    def _joined(self, turn: int, text: str, spaced: bool) -> _Words:
+        """The turn's finals heard so far, then ``text`` (the finals of a newer turn: none)."""
+        heard_turn, parts = self._heard
+        part = TextPartForConcatenation(text, includes_inter_part_spaces=spaced)
+        return (turn, [*parts, part] if heard_turn == turn else [part])
+
+    def _schedule(self, words: _Words) -> None:
+        self._latest = words
         with contextlib.suppress(RuntimeError):  # published outside a loop: nothing to run on
             loop = asyncio.get_running_loop()
-            loop.call_later(ANTICIPATE_AFTER_S, self._anticipate_now, self._heard)
+            loop.call_later(ANTICIPATE_AFTER_S, self._anticipate_now, words)
 
-    def _anticipate_now(self, heard: tuple[int, list[TextPartForConcatenation]]) -> None:
-        turns = self.session.caller_turns
-        if turns.open and turns.current == heard[0] and self._heard is heard:
-            action = self.driver.anticipate(concatenate_aggregated_text(heard[1]))
-            if action is not None and self.hook is not None:
-                self.hook.prepare(action)  # its instruction too, while the turn ends
+    def _anticipate_now(self, words: _Words) -> None:
+        # Only the latest words, and only while their turn is still to be taken.
+        if self._latest is not words or self.session.caller_turns.upcoming() != words[0]:
+            return
+        action = self.driver.anticipate(concatenate_aggregated_text(words[1]))
+        if action is not None and self.hook is not None:
+            self.hook.prepare(action)  # its instruction too, while the turn ends

@@ -1,7 +1,8 @@
 """Anticipated engine steps: the step for a caller's words, run while the caller's turn ends.
 
 A final transcript usually reaches the pipeline before the turn ends (the turn strategy waits
-to hear whether the caller goes on), and the inference that follows needs the engine's step
+to hear whether the caller goes on), and an STT service's interim transcripts guess the words
+earlier still, while the caller speaks. The inference that follows needs the engine's step
 for those words. ``StepAnticipation`` runs that step when the words are heard, so the wait
 hides it. The step is a pure function of its inputs, so an anticipated result is used only
 when every input is unchanged at the inference: the same words, first-turn flag, channel,
@@ -88,6 +89,12 @@ class _ChooserCopy:
             self._twin.setstate(self.before)
         return self._twin.choice(seq)
 
+    def starts_from(self, chooser: Chooser) -> bool:
+        """Whether ``chooser`` is where the copy started from (or the copy was never used)."""
+        if self._twin is None:
+            return True
+        return type(chooser) is random.Random and chooser.getstate() == self.before
+
     def catch_up(self, chooser: Chooser) -> bool:
         """Move ``chooser`` on as the copy moved, if it is where the copy started from."""
         if self._twin is None:
@@ -108,6 +115,17 @@ class StepSource(Protocol):
     channel: str | None
 
 
+def _same(inputs: StepInputs, source: StepSource, words: str, first_turn: bool) -> bool:
+    """Whether a step made from ``inputs`` is the step ``source`` would make for ``words``."""
+    return (
+        inputs.words == words
+        and inputs.first_turn == first_turn
+        and inputs.channel == source.channel
+        and inputs.event_data == source.event_data
+        and inputs.state == source.state
+    )
+
+
 class StepAnticipation:
     """At most one anticipated step of one session (see the module docstring)."""
 
@@ -118,13 +136,21 @@ class StepAnticipation:
     def make(self, source: StepSource, words: str, *, first_turn: bool) -> EngineStep | None:
         """Run the step for ``words`` and keep it with its inputs (it replaces any held one).
 
+        A held step whose inputs are these already is kept and returned, not run again: the
+        words of an interim transcript, then the same words as the final one.
+
         Returns the step made, or None when none could be (blank words, a chooser that cannot
         be copied, an error the inference will meet again).
         """
-        self._held = None
         words = words.strip()
-        if not words:
-            return None
+        held, self._held = self._held, None
+        same = held is not None and _same(held[0], source, words, first_turn)
+        if held is not None and same and held[2].starts_from(source.rng):
+            self._held = held
+            return held[1]
+        return self._run(source, words, first_turn) if words else None
+
+    def _run(self, source: StepSource, words: str, first_turn: bool) -> EngineStep | None:
         data = copy.deepcopy(source.event_data) if source.event_data else {}
         inputs = StepInputs(words, first_turn, source.channel, source.state.copy(), data)
         copied = _ChooserCopy(source.rng)
@@ -158,14 +184,7 @@ class StepAnticipation:
         if held is None:
             return None
         inputs, result, copied = held
-        same = (
-            inputs.words == words
-            and inputs.first_turn == first_turn
-            and inputs.channel == source.channel
-            and inputs.event_data == source.event_data
-            and inputs.state == source.state
-        )
-        if not (same and copied.catch_up(source.rng)):
+        if not (_same(inputs, source, words, first_turn) and copied.catch_up(source.rng)):
             self.stats.misses += 1
             return None
         self.stats.hits += 1

@@ -43,6 +43,10 @@ class CallerTurns:
             self._open = True
         return self.current
 
+    def upcoming(self) -> int:
+        """The turn a transcript arriving now would belong to, without opening it."""
+        return self.current if self._open else self.current + 1
+
     def taken(self) -> int:
         """The engine started a caller turn: the turn it takes (the open one, else a new one)."""
         if not self._open:

@@ -42,6 +42,7 @@ from pipecat.frames.frames import (
     FunctionCallCancelFrame,
     FunctionCallInProgressFrame,
     FunctionCallResultFrame,
+    InterimTranscriptionFrame,
     LLMContextFrame,
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
@@ -268,7 +269,9 @@ class TextPipeline(Lifecycle):
         self.provider_sync = provider_sync
         self.context = context if context is not None else LLMContext()
         self.user_id = user_id
-        params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies(turn_end_s))
+        params = LLMUserAggregatorParams(
+            user_turn_strategies=transcript_turn_strategies(turn_end_s)
+        )
         self.user_agg, self.assistant_agg = LLMContextAggregatorPair(
             self.context, user_params=params
         )
@@ -355,6 +358,17 @@ class TextPipeline(Lifecycle):
         frame.interruptible = False
         if text.strip():  # open the turn now: the frame reaches the observer a little later
             self.activity.turn_open = True
+        await self.worker.queue_frame(frame)
+
+    async def guess(self, text: str) -> None:
+        """An interim transcript enters: the STT service's guess at words still being spoken.
+
+        As in a call, pipecat's transcription turn start reads it as the caller starting to
+        speak; the user aggregator never joins it into the turn: only ``say`` gives the turn
+        its words (the final transcript that replaces the guess).
+        """
+        frame = InterimTranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
+        frame.interruptible = False  # the turn start it causes flushes queues (see ``say``)
         await self.worker.queue_frame(frame)
 
     async def settle(self, quiet: float | None = None, timeout: float = 30.0) -> None:
