@@ -128,12 +128,14 @@ async def test_a_transcript_is_noted_in_place_and_wakes_no_steward_task() -> Non
 
 
 @pytest.mark.parametrize(("bot", "name"), SCENARIOS)
-async def test_an_interim_guess_the_final_confirms_has_the_step_made_when_the_turn_ends_at_once(
-    bot: str, name: str
+@pytest.mark.parametrize("turn_end_s", [0.0, 0.25])
+async def test_an_interim_guess_the_final_confirms_has_the_one_step_the_inference_uses(
+    bot: str, name: str, turn_end_s: float
 ) -> None:
     """With the turn ending on the final transcript nothing is left to hide the step in, but
-    the STT service's interim guess came earlier: the step made for it is the inference's."""
-    spoken, state, stats = await call(bot, name, turn_end_s=0.0, guesses=str)
+    the STT service's interim guess came earlier: the step made for it is the inference's.
+    When the turn's end leaves time to anticipate the final too, the step is not run again."""
+    spoken, state, stats = await call(bot, name, turn_end_s=turn_end_s, guesses=str)
     plain = await call(bot, name, turn_end_s=0.0)
     turns = caller_turns(bot, name)
     assert (stats.made, stats.hits, stats.misses) == (len(turns), len(turns), 0)
