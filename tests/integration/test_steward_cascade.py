@@ -187,6 +187,9 @@ async def test_a_speculative_inference_never_preempts_nor_changes_the_session():
         "confirm_pending",
         "find_available_times",
     ]
+    # The speculative inference's step was the committed one's: made once, used once.
+    stats = session.anticipation.stats
+    assert (stats.made, stats.hits, stats.misses) == (1, 1, 0)
 
 
 async def test_an_instruction_the_app_sets_between_turns_is_replaced_by_the_stewards():

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
+    EagerTranscriptionFrame,
     Frame,
     InterimTranscriptionFrame,
     LLMTextFrame,
@@ -42,6 +43,7 @@ FRAMES: dict[str, tuple[Callable[[], Frame], str | None]] = {
     "speaking": (BotStartedSpeakingFrame, "BotStartedSpeaking"),
     "service speaking": (ServiceSpeaking, "BotStartedSpeaking"),
     "interim transcript": (lambda: InterimTranscriptionFrame("fo", "u", "t"), None),
+    "eager transcript": (lambda: EagerTranscriptionFrame("four", "u", "t"), None),
     "plain text": (lambda: TextFrame(text="hi"), None),
     "tts text": (lambda: TTSTextFrame(text="hi", text_type="word"), None),
     "llm text": (lambda: LLMTextFrame(text="hi"), None),  # held until the response ends
@@ -114,6 +116,7 @@ async def test_an_interim_reaches_its_readers_in_place_and_never_the_bus() -> No
         (InterimTranscriptionFrame("  ", "u", "t"), FrameDirection.DOWNSTREAM),
         (TranscriptionFrame("four people", "u", "t"), FrameDirection.DOWNSTREAM),
         (InterimTranscriptionFrame("on Friday", "u", "t"), FrameDirection.DOWNSTREAM),
+        (EagerTranscriptionFrame("on Friday please", "u", "t"), FrameDirection.DOWNSTREAM),
     ]
     for frame, direction in pushes:
         relay.see(FramePushed(source, source, frame, direction, timestamp=1))
@@ -128,6 +131,11 @@ async def test_an_interim_reaches_its_readers_in_place_and_never_the_bus() -> No
         )
     )
     await relay.bus.drain()
-    assert [(g.text, g.turn) for g in guesses] == [("four", 1), ("on Friday", 1), ("yes", 2)]
+    assert [(g.text, g.turn) for g in guesses] == [
+        ("four", 1),
+        ("on Friday", 1),
+        ("on Friday please", 1),
+        ("yes", 2),
+    ]
     assert [type(e).__name__ for e in seen] == ["UserTranscript"]
     await relay.bus.aclose()

@@ -1,7 +1,8 @@
 """An anticipated engine step never changes a decision.
 
-A session that anticipates the step for a caller's words (``StewardSession.anticipate``) must
-decide exactly as one that does not: the same actions, states and chooser state, turn after
+A session that anticipates the step for a caller's words (``StewardSession.anticipate``), or
+runs a speculative decision for them first (an eager end of turn), must decide exactly as one
+that does not: the same actions, states and chooser state, turn after
 turn, whether the anticipation was for the words that came, for other words, or went stale
 because a tool call changed the state in between. Anticipating changes nothing by itself.
 """
@@ -48,7 +49,9 @@ def agent(bot: str) -> Agent:
 Move = tuple[str, int, int]  # (kind, words or tool index, value index)
 moves = st.lists(
     st.tuples(
-        st.sampled_from(["plain", "same", "other", "stale", "tool", "guessed", "again"]),
+        st.sampled_from(
+            ["plain", "same", "other", "stale", "tool", "guessed", "again", "eager", "withdrawn"]
+        ),
         st.integers(0, 50),
         st.integers(0, 50),
     ),
@@ -97,6 +100,10 @@ def play(session: StewardSession, script: list[Move], anticipating: bool) -> lis
             tool_call(session, a, b)
             if anticipating:
                 session.anticipate(words, first_turn=False)
+        if anticipating and kind == "eager":  # a speculative inference on the same words
+            session.decide(words, speculative=True)
+        if anticipating and kind == "withdrawn":  # the committed words differ from the eager
+            session.decide(WORDS[(a + 1) % len(WORDS)], speculative=True)
         if kind == "stale":
             tool_call(session, a, b)
         session.decide(words)
@@ -228,3 +235,22 @@ def test_a_step_that_chose_at_random_is_kept_only_from_the_same_chooser_state(
     assert snapshot(session) == snapshot(twin)
     stats = session.anticipation.stats
     assert (stats.made, stats.hits) == (1 + advance, 1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_speculative_decision_moves_no_chooser_and_its_step_is_the_committed_ones(
+    seed: int,
+) -> None:
+    """An eager end of turn runs a speculative inference; the committed one follows with the same
+    words. The speculation must not move the session's chooser (the step after a confirmed
+    readback picks its opening at random), and its step is the one the committed inference uses."""
+    session, twin = (open_session(agent("bella_notte"), rng=random.Random(seed)) for _ in range(2))
+    for s in (session, twin):
+        s.decide("", first_turn=True)
+        s.state.readback_transition = True
+    speculated = session.decide("hmm", speculative=True)
+    assert snapshot(session)[2] == snapshot(twin)[2]  # the chooser did not move
+    assert session.decide("hmm") == twin.decide("hmm") == speculated
+    assert snapshot(session) == snapshot(twin)
+    stats = session.anticipation.stats
+    assert (stats.made, stats.hits) == (1, 1)

@@ -50,7 +50,7 @@ class UserTranscript:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserInterimTranscript:
-    """An interim transcript: the STT service's guess at the words still being spoken.
+    """An interim (or eager) transcript: the STT service's guess at the caller's words.
 
     Never published on the bus and no ``SessionEvent``: a guess is no caller turn, so no
     subscriber, trace or ledger receives it. The relay hands it in place to the readers

@@ -26,6 +26,7 @@ from loguru import logger
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
+    EagerTranscriptionFrame,
     Frame,
     FunctionCallInProgressFrame,
     FunctionCallResultFrame,
@@ -117,6 +118,7 @@ class StewardRelay(BaseObserver):
         self._handlers: dict[type[Frame], Callable[[FramePushed], SessionEvent | None]] = {
             TranscriptionFrame: self._on_transcription,
             InterimTranscriptionFrame: self._on_interim,
+            EagerTranscriptionFrame: self._on_interim,
             LLMTextFrame: self._on_llm_text,
             LLMFullResponseEndFrame: self._on_llm_end,
             LLMContextAssistantTurnFrame: self._on_turn_written,
@@ -214,6 +216,9 @@ class StewardRelay(BaseObserver):
     def on_interim(self, reader: Callable[[UserInterimTranscript], None]) -> None:
         """Call ``reader`` in place with each interim transcript of a cascade.
 
+        An eager transcript (a service's provisional end of turn, which the committed
+        transcript may still change) is a guess too, and reaches the readers the same way.
+
         Interims are guesses, never session events (see ``UserInterimTranscript``); a reader
         runs on the frame path, like a bus tap: keep it to a few microseconds. An exception it
         raises is logged, never propagated.
@@ -222,7 +227,7 @@ class StewardRelay(BaseObserver):
 
     def _on_interim(self, data: FramePushed) -> None:
         frame = data.frame
-        assert isinstance(frame, InterimTranscriptionFrame)
+        assert isinstance(frame, InterimTranscriptionFrame | EagerTranscriptionFrame)
         if data.direction != FrameDirection.DOWNSTREAM or not frame.text.strip():
             return None
         turn = self.turns.upcoming() if self.turns is not None else 0

@@ -23,7 +23,13 @@ from pipecat_steward.agent.loader import Agent
 from pipecat_steward.core.slots import Chooser, EngineStep, step
 from pipecat_steward.core.state import SessionState
 
-__all__ = ["AnticipationStats", "StepAnticipation", "StepInputs", "StepSource"]
+__all__ = [
+    "AnticipationStats",
+    "StepAnticipation",
+    "StepInputs",
+    "StepSource",
+    "scratch_chooser",
+]
 
 T = TypeVar("T")
 
@@ -103,6 +109,21 @@ class _ChooserCopy:
             return False
         chooser.setstate(self._twin.getstate())
         return True
+
+
+def scratch_chooser(chooser: Chooser) -> Chooser:
+    """A copy of ``chooser`` that a step meant to change nothing may move.
+
+    A chooser without state (``random.SystemRandom``) is its own copy; another kind is
+    deep-copied.
+    """
+    if type(chooser) is random.SystemRandom:
+        return chooser
+    if type(chooser) is random.Random:
+        twin = random.Random()
+        twin.setstate(chooser.getstate())
+        return twin
+    return copy.deepcopy(chooser)
 
 
 class StepSource(Protocol):

@@ -42,7 +42,7 @@ from pipecat_steward.core.slots.prompt import SENTINEL
 from pipecat_steward.core.slots.prompt import summary as summary_of
 from pipecat_steward.core.state import SessionState, SlotError
 from pipecat_steward.core.variables import coerce
-from pipecat_steward.runtime.anticipation import StepAnticipation
+from pipecat_steward.runtime.anticipation import StepAnticipation, scratch_chooser
 from pipecat_steward.runtime.arguments import ToolArguments
 from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpoint_schema import FORMAT_VERSION, payload_problem
@@ -179,13 +179,17 @@ class StewardSession:
         if self.conflict is not None:
             return self.held(speculative=speculative)
         anticipated = None
-        if not speculative and user_text and user_text == self.heard:
+        if speculative:
+            # A speculative step is an anticipation: it runs on a copy of the chooser, and the
+            # committed inference that follows with the same words uses it.
+            anticipated = self.anticipation.make(self, user_text, first_turn=first_turn)
+        elif user_text and user_text == self.heard:
             anticipated = self.anticipation.take(self, user_text, first_turn=first_turn)
         result = anticipated or step(
             self.agent.flow,
             self.state,
             user_text,
-            rng=self.rng,
+            rng=scratch_chooser(self.rng) if speculative else self.rng,
             event_data=self.event_data,
             channel=self.channel,
             first_turn=first_turn,
