@@ -42,15 +42,7 @@ from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError, StewardError
 from pipecat_steward.runtime.dispatch import ToolFn
 
-__all__ = [
-    "Agent",
-    "Engine",
-    "Inspection",
-    "inspect_agent",
-    "load_agent",
-    "load_yaml",
-    "validated_list",
-]
+__all__ = ["Agent", "Engine", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
 
 M = TypeVar("M", bound=BaseModel)
 

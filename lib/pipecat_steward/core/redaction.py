@@ -127,7 +127,9 @@ _NOT_SECRET = frozenset(
 )
 
 
-def secret_values(specs: Iterable[VariableSpec], variables: Mapping[str, object]) -> frozenset[str]:
+def secret_values(
+    specs: Iterable[VariableSpec], variables: Mapping[str, object]
+) -> frozenset[str]:
     """Every value (leaf values of structures too) of the sensitive variables that are set."""
     names = {s.name for s in specs if s.sensitive}
     return frozenset(text for n in names if n in variables for text in _leaves(variables[n]))

@@ -139,9 +139,7 @@ class Replayer:
         calls = [RecordedCall(setter, new), *calls] if new else calls
         return [*calls, *self._confirmations(frame, session, changed=bool(new) or bool(calls))]
 
-    def _confirmations(
-        self, frame: GoldFrame, session: _Session, changed: bool
-    ) -> list[RecordedCall]:
+    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[RecordedCall]:
         """Feed the caller's confirmation: ``yes`` on AFFIRM, ``no`` again after a change.
 
         A confirmation holds for the values it was given on: any new or changed value (or

@@ -195,10 +195,7 @@ def _required(
 
 
 def _satisfied(
-    step: ProcedureStep,
-    parsed: RawVerdict,
-    procs: CompiledProcedures,
-    variables: Mapping[str, object],
+    step: ProcedureStep, parsed: RawVerdict, procs: CompiledProcedures, variables: Mapping[str, object]
 ) -> bool:
     """A judge step the model cited evidence for, not also called n/a, and ready now."""
     mine = _statuses(parsed, step.id)
@@ -212,9 +209,7 @@ def _satisfied(
     )
 
 
-def _not_applicable(
-    step: ProcedureStep, parsed: RawVerdict, variables: Mapping[str, object]
-) -> bool:
+def _not_applicable(step: ProcedureStep, parsed: RawVerdict, variables: Mapping[str, object]) -> bool:
     """A step whose applicability the model judges, not also called done, still open."""
     return (
         step.applies_llm is not None
