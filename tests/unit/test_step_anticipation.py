@@ -162,9 +162,16 @@ def test_any_changed_input_is_a_miss(change: Any, hit: bool) -> None:
     assert session.anticipation.stats.misses == int(not hit)
 
 
+@pytest.mark.parametrize("again", [False, True])
 @pytest.mark.parametrize("advance", [False, True])
-def test_a_step_that_chose_at_random_hits_only_from_the_same_chooser_state(advance: bool) -> None:
-    """After a confirmed readback the next question opens with a prefix picked at random."""
+def test_a_step_that_chose_at_random_is_used_or_kept_only_from_the_same_chooser_state(
+    advance: bool, again: bool
+) -> None:
+    """After a confirmed readback the next question opens with a prefix picked at random.
+
+    Anticipated ``again`` (an interim's words, then the final's), the step is kept only while
+    the chooser has not moved since; otherwise it is made afresh, and the inference hits.
+    """
     session, twin = (open_session(agent("bella_notte"), rng=random.Random(7)) for _ in range(2))
     for s in (session, twin):
         s.decide("", first_turn=True)
@@ -173,9 +180,12 @@ def test_a_step_that_chose_at_random_hits_only_from_the_same_chooser_state(advan
     for s in (session, twin):
         if advance:
             s.rng.random()
+    if again:
+        session.anticipate("hmm", first_turn=False)
     assert session.decide("hmm") == twin.decide("hmm")
     assert snapshot(session) == snapshot(twin)
-    assert session.anticipation.stats.hits == int(not advance)
+    stats = session.anticipation.stats
+    assert (stats.made, stats.hits) == (1 + (again and advance), int(again or not advance))
 
 
 def test_an_uncopyable_chooser_is_never_a_wrong_hit() -> None:
@@ -216,25 +226,6 @@ def test_the_same_words_anticipated_again_keep_the_step_unless_an_input_changed(
     assert session.state == twin.state
     stats = session.anticipation.stats
     assert (stats.made, stats.hits, stats.misses) == (made, 1, 0)
-
-
-@pytest.mark.parametrize("advance", [False, True])
-def test_a_step_that_chose_at_random_is_kept_only_from_the_same_chooser_state(
-    advance: bool,
-) -> None:
-    session, twin = (open_session(agent("bella_notte"), rng=random.Random(7)) for _ in range(2))
-    for s in (session, twin):
-        s.decide("", first_turn=True)
-        s.state.readback_transition = True
-    session.anticipate("hmm", first_turn=False)
-    for s in (session, twin):
-        if advance:
-            s.rng.random()
-    session.anticipate("hmm", first_turn=False)
-    assert session.decide("hmm") == twin.decide("hmm")
-    assert snapshot(session) == snapshot(twin)
-    stats = session.anticipation.stats
-    assert (stats.made, stats.hits) == (1 + advance, 1)
 
 
 @pytest.mark.parametrize("seed", range(8))
