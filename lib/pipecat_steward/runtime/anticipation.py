@@ -103,11 +103,10 @@ class _ChooserCopy:
 
     def catch_up(self, chooser: Chooser) -> bool:
         """Move ``chooser`` on as the copy moved, if it is where the copy started from."""
-        if self._twin is None:
-            return True
-        if type(chooser) is not random.Random or chooser.getstate() != self.before:
+        if not self.starts_from(chooser):
             return False
-        chooser.setstate(self._twin.getstate())
+        if self._twin is not None and isinstance(chooser, random.Random):  # as starts_from found
+            chooser.setstate(self._twin.getstate())
         return True
 
 
@@ -165,8 +164,11 @@ class StepAnticipation:
         """
         words = words.strip()
         held, self._held = self._held, None
-        same = held is not None and _same(held[0], source, words, first_turn)
-        if held is not None and same and held[2].starts_from(source.rng):
+        if (
+            held is not None
+            and _same(held[0], source, words, first_turn)
+            and held[2].starts_from(source.rng)
+        ):
             self._held = held
             return held[1]
         return self._run(source, words, first_turn) if words else None

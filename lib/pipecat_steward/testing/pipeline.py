@@ -269,9 +269,7 @@ class TextPipeline(Lifecycle):
         self.provider_sync = provider_sync
         self.context = context if context is not None else LLMContext()
         self.user_id = user_id
-        params = LLMUserAggregatorParams(
-            user_turn_strategies=transcript_turn_strategies(turn_end_s)
-        )
+        params = LLMUserAggregatorParams(user_turn_strategies=transcript_turn_strategies(turn_end_s))
         self.user_agg, self.assistant_agg = LLMContextAggregatorPair(
             self.context, user_params=params
         )
