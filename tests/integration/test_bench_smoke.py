@@ -47,11 +47,14 @@ def test_bench_smoke(name: str, tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir()), "a benchmark removes its temporary files"
 
 
-def test_bench_load_measures_the_steward_of_a_call_no_client_reads(tmp_path: Path) -> None:
-    # The variant runs in the child processes too; it never replaces the recorded section.
-    variant = [*SMOKE_ARGS["bench_load"], "--no-client-messages"]
+@pytest.mark.parametrize("flag", ["--no-client-messages", "--rtvi"])
+def test_bench_load_measures_a_variant_without_writing_it(flag: str, tmp_path: Path) -> None:
+    # --no-client-messages: the steward of a call no client reads; --rtvi: both variants with
+    # pipecat's RTVI processor and observer. A variant runs in the child processes too; it
+    # never replaces the recorded section.
+    variant = [*SMOKE_ARGS["bench_load"], flag]
     done = _run("bench_load", [*variant, "--no-write"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "bella_notte, N=2" in done.stdout
     refused = _run("bench_load", variant, tmp_path)
-    assert refused.returncode == 2 and "--no-write" in refused.stderr
+    assert refused.returncode == 2 and f"{flag} measures a variant" in refused.stderr

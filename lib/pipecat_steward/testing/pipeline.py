@@ -48,6 +48,8 @@ from pipecat.frames.frames import (
     LLMFullResponseStartFrame,
     MetricsFrame,
     OutputAudioRawFrame,
+    OutputTransportMessageFrame,
+    OutputTransportMessageUrgentFrame,
     StartFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
@@ -121,7 +123,11 @@ class TextTTS(TTSService):
 
 
 class PlaybackTransport(BaseOutputTransport):
-    """A real output transport that plays audio nowhere, optionally in real time."""
+    """A real output transport that plays audio nowhere, optionally in real time.
+
+    Attributes:
+        messages: Every transport message it sent (an RTVI client's messages, for one), in order.
+    """
 
     def __init__(self, *, realtime: bool = False, **kwargs: Any) -> None:
         """Create the transport.
@@ -135,11 +141,17 @@ class PlaybackTransport(BaseOutputTransport):
         super().__init__(params, **kwargs)
         self._realtime = realtime
         self.ready = False
+        self.messages: list[Any] = []
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
         await self.set_transport_ready(frame)
         self.ready = True
+
+    async def send_message(
+        self, frame: OutputTransportMessageFrame | OutputTransportMessageUrgentFrame
+    ) -> None:
+        self.messages.append(frame.message)
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         if self._realtime:
@@ -247,6 +259,7 @@ class TextPipeline(Lifecycle):
         speech_to_speech: bool = False,
         turn_end_s: float = 0.05,
         provider_sync: ProviderSync | None = None,
+        rtvi: bool = False,
     ) -> None:
         """Build the pipeline (it starts on `__aenter__`).
 
@@ -263,6 +276,9 @@ class TextPipeline(Lifecycle):
                 transcript ends it at once).
             provider_sync: How `settle` syncs with a speech-to-speech provider's fake (see the
                 module docs).
+            rtvi: Add pipecat's RTVI processor and observer, as a `PipelineWorker` does unless
+                told not to: RTVI server message frames reach the output transport as messages
+                for the client (`PlaybackTransport.messages`).
 
         """
         self.llm = llm
@@ -283,7 +299,7 @@ class TextPipeline(Lifecycle):
             params=PipelineParams(),
             observers=[self.activity, *observers],
             cancel_on_idle_timeout=False,
-            enable_rtvi=False,
+            enable_rtvi=rtvi,
         )
         self._run: asyncio.Task[None] | None = None
 

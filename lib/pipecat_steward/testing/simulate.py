@@ -157,10 +157,17 @@ class PipelinePlayer(ScenarioPlayer):
         return self.steward.session
 
     @contextlib.asynccontextmanager
-    async def running(self, observers: Sequence[BaseObserver] = ()) -> AsyncIterator[Self]:
-        """Run the pipeline around the scripted LLM while the scenario plays."""
+    async def running(
+        self, observers: Sequence[BaseObserver] = (), *, rtvi: bool = False
+    ) -> AsyncIterator[Self]:
+        """Run the pipeline around the scripted LLM while the scenario plays.
+
+        Args:
+            observers: More observers of the pipeline.
+            rtvi: With pipecat's RTVI processor and observer (see ``TextPipeline``).
+        """
         watchers = [*self.steward.observers, *observers]
-        async with TextPipeline(self.llm, observers=watchers) as pipeline:
+        async with TextPipeline(self.llm, observers=watchers, rtvi=rtvi) as pipeline:
             self.pipeline = pipeline
             yield self
 
