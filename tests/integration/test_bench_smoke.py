@@ -56,5 +56,6 @@ def test_bench_load_measures_a_variant_without_writing_it(flag: str, tmp_path: P
     done = _run("bench_load", [*variant, "--no-write"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "bella_notte, N=2" in done.stdout
+    assert done.stdout.count("Variant: ") == 1, "the output says which variant it measured"
     refused = _run("bench_load", variant, tmp_path)
     assert refused.returncode == 2 and f"{flag} measures a variant" in refused.stderr
