@@ -53,7 +53,9 @@ def _normal(token: str) -> str:
     ordinal = _ORDINAL.match(token)
     if ordinal:
         token = ordinal.group(1)
-    if token.isdigit():
+    # Decimal digits of any script are numbers; a superscript or circled digit ("²", "①")
+    # passes ``isdigit`` but is no number ``int`` reads: it stays a word.
+    if token.isdecimal():
         return str(int(token))
     if token in _NUMBERS:
         return str(_NUMBERS.index(token))
@@ -98,7 +100,7 @@ def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
     said = {_normal(t) for t in _tokens(text)}
     # Small words ("not" of "not-an-email" in "not sure") name nothing.
     old = {t for v in held if v is not None for t in _value_tokens(v)} | HESITATION
-    return any(t in said and (len(t) > 1 or t.isdigit()) for t in _value_tokens(value) - old)
+    return any(t in said and (len(t) > 1 or t.isdecimal()) for t in _value_tokens(value) - old)
 
 
 def _value_tokens(value: JsonValue) -> set[str]:
