@@ -6,6 +6,9 @@ One config per service (see ``docs/sgd.md`` for the reasoning):
   (``set_<service>``, field = slot name), ``required: False`` because requiredness belongs to
   intents, not slots (``travelers`` is optional for ``FindBus`` and required for
   ``BuyBusTicket``); its ``default`` is the first intent default the schema gives for it;
+- tools (the setter, ``<intent>`` in snake case per intent) take another free name where the
+  schema's names would give two tools one name or a tool an engine tool's name
+  (``replay_names``);
 - the active intent is one more user slot (``intent``, or another free name when the schema
   has a slot of that name); switching intents is a correction of it;
 - each intent is a non-terminal task: ``inputs`` = its required and optional slots,
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipecat_steward.core.slots import CompiledFlow, compile_flow
+from pipecat_steward.core.slots.validate import STEWARD_TOOLS
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = [
@@ -61,6 +65,10 @@ class ReplayNames:
     goodbye_setter: str
     confirm: Mapping[str, str]
     """Transactional intent → the slot that holds whether the caller confirmed it."""
+    setter: str
+    """The service's multi-slot setter tool."""
+    tools: Mapping[str, str]
+    """Intent → its executor tool."""
 
     @property
     def slots(self) -> frozenset[str]:
@@ -78,13 +86,20 @@ def _free(base: str, taken: set[str]) -> str:
 
 
 def replay_names(service: Mapping[str, Any]) -> ReplayNames:
-    """Pick the replay's names so that no schema slot, intent or tool of ``service`` is shadowed."""
+    """Pick the replay's names so that no schema slot, intent or tool of ``service`` is shadowed.
+
+    Tools share one namespace with the engine's own (``correct_slot`` …): an intent whose
+    natural tool name is taken (``CorrectSlot``, ``SetToy_1`` beside the ``set_toy_1`` setter,
+    ``findThing`` beside ``FindThing``) gets another free one, so any schema compiles.
+    """
     intents = [str(i["name"]) for i in service["intents"]]
     slots = {str(s["name"]) for s in service["slots"]} | set(intents)
-    tools = {setter_name(str(service["service_name"])), *map(tool_name, intents)}
+    taken = set(STEWARD_TOOLS)
+    tools = {intent: _free(tool_name(intent), taken) for intent in intents}
+    setter = _free(setter_name(str(service["service_name"])), taken)
     goodbye = _free(GOODBYE_SLOT, slots)
     confirm = {
-        str(i["name"]): _free(f"confirmed_{tool_name(str(i['name']))}", slots)
+        str(i["name"]): _free(f"confirmed_{tools[str(i['name'])]}", slots)
         for i in service["intents"]
         if i.get("is_transactional")
     }
@@ -92,19 +107,21 @@ def replay_names(service: Mapping[str, Any]) -> ReplayNames:
         intent=_free(INTENT_SLOT, slots),
         goodbye=goodbye,
         end_task=_free(END_TASK, slots),
-        end_tool=_free("end_dialogue", tools),
-        goodbye_setter=_free(f"set_{goodbye}", tools),
+        end_tool=_free("end_dialogue", taken),
+        goodbye_setter=_free(f"set_{goodbye}", taken),
         confirm=confirm,
+        setter=setter,
+        tools=tools,
     )
 
 
 def setter_name(service: str) -> str:
-    """The service's multi-slot setter tool: ``Restaurants_2`` → ``set_restaurants_2``."""
+    """The service's setter tool when free: ``Restaurants_2`` → ``set_restaurants_2``."""
     return f"set_{service.lower()}"
 
 
 def tool_name(intent: str) -> str:
-    """The executor tool of an intent: ``ReserveRestaurant`` → ``reserve_restaurant``."""
+    """An intent's executor tool when free: ``ReserveRestaurant`` → ``reserve_restaurant``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", intent).lower()
 
 
@@ -139,7 +156,7 @@ def _task(intent: Mapping[str, Any], names: ReplayNames) -> dict[str, Any]:
         condition += f" and {confirm} == 'yes'"
     return {
         "name": name,
-        "tool": tool_name(name),
+        "tool": names.tools[name],
         "inputs": [*intent["required_slots"], *intent["optional_slots"]],
         "requires": [names.intent, *required],
         "condition": condition,
@@ -155,7 +172,7 @@ def build_flow_config(service: Mapping[str, Any]) -> dict[str, Any]:
     (``replay_names``), so any schema replays.
     """
     names = replay_names(service)
-    setter = setter_name(str(service["service_name"]))
+    setter = names.setter
     defaults = _defaults(service)
     slots = [_slot(names.intent, setter, "The service intent the caller wants")]
     slots += [

@@ -10,6 +10,7 @@ gold state, and the gold service calls of the next system turn with what the eng
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,13 +28,7 @@ from pipecat_steward.replay.sgd_data import (
     load_dialogues,
     load_schema,
 )
-from pipecat_steward.replay.sgd_flow import (
-    ReplayNames,
-    compile_service,
-    replay_names,
-    setter_name,
-    tool_name,
-)
+from pipecat_steward.replay.sgd_flow import ReplayNames, compile_service, replay_names
 from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 __all__ = ["Replayer", "replay_split"]
@@ -135,11 +130,12 @@ class Replayer:
                 calls.append(RecordedCall("correct_slot", {"slot": slot, "value": value}))
                 self._count_change(slot == intent_slot)
         session.fed.update(wanted)
-        setter = setter_name(frame.service)
-        calls = [RecordedCall(setter, new), *calls] if new else calls
+        calls = [RecordedCall(session.names.setter, new), *calls] if new else calls
         return [*calls, *self._confirmations(frame, session, changed=bool(new) or bool(calls))]
 
-    def _confirmations(self, frame: GoldFrame, session: _Session, changed: bool) -> list[RecordedCall]:
+    def _confirmations(
+        self, frame: GoldFrame, session: _Session, changed: bool
+    ) -> list[RecordedCall]:
         """Feed the caller's confirmation: ``yes`` on AFFIRM, ``no`` again after a change.
 
         A confirmation holds for the values it was given on: any new or changed value (or
@@ -156,7 +152,7 @@ class Replayer:
                 continue
             session.confirmed[intent] = now
             calls.append(
-                RecordedCall(setter_name(frame.service), {slot: now})
+                RecordedCall(session.names.setter, {slot: now})
                 if was is None
                 else RecordedCall("correct_slot", {"slot": slot, "value": now})
             )
@@ -204,7 +200,7 @@ class Replayer:
             m.miss("call_without_session", dialogue_id)
             return
         kind = "transactional" if self._transactional(call) else "search"
-        tool = tool_name(call.method)
+        tool = session.names.tools.get(call.method, "")  # "": the service has no such intent
         m.call_matches += self._agrees(
             call.method in session.conversation.state.succeeded, "call_task_not_fired", dialogue_id
         )
@@ -241,7 +237,9 @@ def _argument_mismatch(
     return None
 
 
-def replay_split(split_dir: Path, dialogues: Iterable[Dialogue] | None = None) -> dict[str, Any]:
+def replay_split(
+    split_dir: str | os.PathLike[str], dialogues: Iterable[Dialogue] | None = None
+) -> dict[str, Any]:
     """Replay every dialogue of an SGD split folder and return the report.
 
     Reading and parsing the JSON is timed apart from the replay, so the report can give the
@@ -251,6 +249,7 @@ def replay_split(split_dir: Path, dialogues: Iterable[Dialogue] | None = None) -
         split_dir: A folder with ``schema.json[.gz]`` and ``dialogues_*.json[.gz]``.
         dialogues: Replay these instead of the folder's dialogue files.
     """
+    split_dir = Path(split_dir)
     start = time.perf_counter()
     replayer = Replayer(load_schema(split_dir))
     source = _Timed(dialogues if dialogues is not None else load_dialogues(split_dir))

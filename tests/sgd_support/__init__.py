@@ -1,0 +1,1 @@
+"""Support for the SGD replay's fuzzer: generated schemas and dialogues."""
