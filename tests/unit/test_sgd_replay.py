@@ -372,3 +372,13 @@ def test_a_transaction_fires_on_the_callers_confirmation_and_a_change_withdraws_
     assert report["joint_state_accuracy"] == report["completion_agreement"] == 1.0
     assert report["call_turn_agreement"] == report["call_argument_agreement"] == 1.0
     assert report["mismatches"] == {}
+
+
+def test_a_split_folder_may_be_named_by_a_string() -> None:
+    timings = ("seconds", "parse_seconds", "user_turns_per_second", "replay_to_parse_ratio")
+    by_path, by_text = replay_split(FIXTURE), replay_split(str(FIXTURE))
+    for report in (by_path, by_text):
+        for key in timings:
+            report.pop(key)
+    assert by_text == by_path
+    assert list(load_dialogues(str(FIXTURE))) == list(load_dialogues(FIXTURE))

@@ -747,3 +747,11 @@ def test_a_query_may_run_again_and_its_prerequisites_gate_every_call() -> None:
     assert entries["query_check"]["irreversible"] is True
     assert entries["query_check"]["repeatable"] is True
     assert entries["query_check"]["requires"] == ["kennel_ask_wish"]
+
+
+def test_a_star_folder_may_be_named_by_a_string(tmp_path: Path) -> None:
+    data = _write(tmp_path / "star", [_happy_kennel(1)])
+    by_text, by_path = replay_star(str(data)), replay_star(data)
+    for report in (by_text, by_path):
+        report.pop("dialogues_per_second")
+    assert by_text == by_path

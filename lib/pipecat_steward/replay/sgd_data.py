@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,14 +102,16 @@ def _split_file(split_dir: Path, stem: str) -> Path:
     raise FileNotFoundError(f"no {stem}.json[.gz] in {split_dir}")
 
 
-def load_schema(split_dir: Path) -> dict[str, dict[str, Any]]:
+def load_schema(split_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """Return the split's services by name from ``schema.json[.gz]``."""
+    split_dir = Path(split_dir)
     services = cast(list[dict[str, Any]], read_json(_split_file(split_dir, "schema")))
     return {s["service_name"]: s for s in services}
 
 
-def load_dialogues(split_dir: Path) -> Iterator[Dialogue]:
+def load_dialogues(split_dir: str | os.PathLike[str]) -> Iterator[Dialogue]:
     """Yield every dialogue of the split's ``dialogues_*.json[.gz]`` files, in file order."""
+    split_dir = Path(split_dir)
     paths = sorted(p for p in split_dir.glob("dialogues_*.json*") if p.suffix in (".json", ".gz"))
     if not paths:
         raise FileNotFoundError(f"no dialogues_*.json[.gz] in {split_dir}")

@@ -16,6 +16,7 @@ at the moment of the call; the gate must then veto, and its text must name every
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -222,7 +223,9 @@ def _judge(
         report.veto_guidance(guided)
 
 
-def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None) -> dict[str, Any]:
+def replay_star(
+    data_dir: str | os.PathLike[str], dialogues: Iterable[StarDialogue] | None = None
+) -> dict[str, Any]:
     """Replay every dialogue of a STAR folder and return the report.
 
     Args:
@@ -230,6 +233,7 @@ def replay_star(data_dir: Path, dialogues: Iterable[StarDialogue] | None = None)
             ``dialogues_*.jsonl.gz``.
         dialogues: Replay these instead of the folder's dialogue files.
     """
+    data_dir = Path(data_dir)
     flowcharts = load_tasks(data_dir)
     apis = load_apis(data_dir) if (data_dir / "apis").is_dir() else {}
     todo = list(dialogues) if dialogues is not None else list(load_dialogues(data_dir))
