@@ -1,9 +1,13 @@
-"""Configs of the seeds' worked examples, shared by the engine tests."""
+"""Configs of the seeds' worked examples and other flows, shared by the engine tests."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from pipecat_steward.core.slots import CompiledFlow, step
+from pipecat_steward.core.state import SessionState
+from pipecat_steward.runtime.dispatch import dispatch
 
 TOY: dict[str, Any] = {
     "slots": [
@@ -193,3 +197,26 @@ LEAD: dict[str, Any] = {
     "ask_together": [["timeline", "budget_band"]],
     "stall_escape_after": 3,
 }
+
+
+ANSWERS: dict[str, Any] = {
+    "slots": [
+        {"name": "email", "setter": "set_email", "ask": "Email?"},
+        {"name": "party", "setter": "set_party", "ask": "How many?", "type": "integer"},
+        {"name": "day", "setter": "set_day", "ask": "Which day?", "type": "date"},
+    ]
+}
+"""Three answers of three types, for the tests of settled answers and their corrections."""
+
+SETTLED: dict[str, Any] = {"email": "ana@example.com", "party": 4, "day": "2026-07-17"}
+"""The values ``settled_answers`` settles."""
+
+
+def settled_answers(flow: CompiledFlow) -> SessionState:
+    """A state of ``flow`` (compiled from ``ANSWERS``) with every answer of ``SETTLED`` confirmed."""
+    state = step(flow, SessionState(), "hi").state
+    for name, value in SETTLED.items():
+        state = dispatch(flow, state, {}, f"set_{name}", {"v": value}, check_visible=False).state
+    state = dispatch(flow, state, {}, "confirm_pending", {}, check_visible=False).state
+    assert all(state.record(n).status == "filled" for n in SETTLED), state.slots
+    return state

@@ -27,9 +27,10 @@ from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.answer_first import is_question
 from pipecat_steward.core.slots.content import carries_content, supports_correction
 from pipecat_steward.core.slots.deflect import is_deflection
-from pipecat_steward.core.state import SessionState
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.runtime.dispatch import dispatch
+
+from .flows import ANSWERS, SETTLED, settled_answers
 
 ODD = ["²", "①", "٣", "３", "½", "Ⅻ", "𝟘", "\x00", "\u200b", "🎉", "İ", "ß", "ﬁ", "-", "’"]
 """Characters a transcript may hold that ASCII-minded code trips on."""
@@ -48,16 +49,7 @@ VALUES = st.one_of(
     st.lists(st.text(max_size=5), max_size=3),
 )
 
-FLOW = compile_flow(
-    {
-        "slots": [
-            {"name": "email", "setter": "set_email", "ask": "Email?"},
-            {"name": "party", "setter": "set_party", "ask": "How many?", "type": "integer"},
-            {"name": "day", "setter": "set_day", "ask": "Which day?", "type": "date"},
-        ]
-    }
-)
-SETTLED = {"email": "ana@example.com", "party": 4, "day": "2026-07-17"}
+FLOW = compile_flow(ANSWERS)
 SPECS = [
     VariableSpec(name="email", description="email", extraction=True),
     VariableSpec(name="party", type="integer", description="party size", extraction=True),
@@ -69,13 +61,6 @@ SPECS = [
     VariableSpec(name="dishes", type="list", description="dishes", extraction=True),
 ]
 """Every variable type; the first three are the flow's slots, the others plain variables."""
-
-
-def _settled() -> SessionState:
-    state = step(FLOW, SessionState(), "hi").state
-    for name, value in SETTLED.items():
-        state = dispatch(FLOW, state, {}, f"set_{name}", {"v": value}, check_visible=False).state
-    return dispatch(FLOW, state, {}, "confirm_pending", {}, check_visible=False).state
 
 
 @given(said=WORDS, value=VALUES, offered=WORDS)
@@ -98,7 +83,9 @@ def test_every_reader_of_words_takes_any_text(said: str, value: Any, offered: st
 )
 @settings(max_examples=200, deadline=None)
 def test_an_extraction_merges_over_any_words(said: str, earlier: str, raw: dict[str, Any]) -> None:
-    merged = merge_extraction(SPECS, FLOW, _settled(), raw, build_context([earlier, said]))
+    merged = merge_extraction(
+        SPECS, FLOW, settled_answers(FLOW), raw, build_context([earlier, said])
+    )
     assert set(merged.written) <= {spec.name for spec in SPECS}
 
 
@@ -107,7 +94,7 @@ def test_an_extraction_merges_over_any_words(said: str, earlier: str, raw: dict[
 def test_a_turn_and_a_correction_take_any_words(
     said: str, slot: str, value: Any, offered: str
 ) -> None:
-    state = step(FLOW, _settled(), said).state
+    state = step(FLOW, settled_answers(FLOW), said).state
     args = {"slot": slot, "value": value}
     routed = dispatch(
         FLOW, state, {}, "correct_slot", args, user_text=said, check_visible=False, bot_text=offered

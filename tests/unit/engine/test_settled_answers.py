@@ -16,21 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipecat_steward.core.slots import compile_flow, step
+from pipecat_steward.core.slots import compile_flow
 from pipecat_steward.core.slots.content import carries_content, supports_correction
-from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.dispatch import dispatch
 
-FLOW = compile_flow(
-    {
-        "slots": [
-            {"name": "email", "setter": "set_email", "ask": "Email?"},
-            {"name": "party", "setter": "set_party", "ask": "How many?", "type": "integer"},
-            {"name": "day", "setter": "set_day", "ask": "Which day?", "type": "date"},
-        ]
-    }
-)
-SETTLED = {"email": "ana@example.com", "party": 4, "day": "2026-07-17"}
+from .flows import ANSWERS, SETTLED, settled_answers
+
+FLOW = compile_flow(ANSWERS)
 
 READBACK = "So that's ana@example.com, a table for 4 on 2026-07-17. Is that right?"
 # The bot's last words, the caller's words, the model's correction, whether the answer changes.
@@ -60,20 +52,11 @@ CASES: list[tuple[str, str, str, Any, bool]] = [
 ]
 
 
-def _settled() -> SessionState:
-    state = step(FLOW, SessionState(), "hi").state
-    for name, value in SETTLED.items():
-        state = dispatch(FLOW, state, {}, f"set_{name}", {"v": value}, check_visible=False).state
-    state = dispatch(FLOW, state, {}, "confirm_pending", {}, check_visible=False).state
-    assert all(state.record(n).status == "filled" for n in SETTLED), state.slots
-    return state
-
-
 @pytest.mark.parametrize(("offered", "said", "slot", "value", "changes"), CASES)
 def test_a_correction_needs_caller_words_that_change_the_answer(
     offered: str, said: str, slot: str, value: Any, changes: bool
 ) -> None:
-    state = _settled()
+    state = settled_answers(FLOW)
     args = {"slot": slot, "value": value}
     routed = dispatch(
         FLOW, state, {}, "correct_slot", args, user_text=said, check_visible=False, bot_text=offered
@@ -90,7 +73,7 @@ def test_a_correction_needs_caller_words_that_change_the_answer(
 
 @pytest.mark.parametrize("said", ["", "actually", "no, it's different"])
 def test_a_correction_without_a_value_is_an_argument_error(said: str) -> None:
-    state = _settled()
+    state = settled_answers(FLOW)
     args = {"slot": "email"}
     routed = dispatch(FLOW, state, {}, "correct_slot", args, user_text=said, check_visible=False)
     assert not routed.ok
@@ -117,7 +100,7 @@ def test_no_quiet_turn_changes_a_settled_answer(said: str, slot: str, value: Any
     """A blank turn, a filler or a bare yes to a read-back of other values changes nothing."""
     assert not carries_content(said)
     assert not supports_correction(said, value, READBACK, SETTLED.values())
-    state = _settled()
+    state = settled_answers(FLOW)
     args = {"slot": slot, "value": value}
     routed = dispatch(
         FLOW,
