@@ -33,7 +33,8 @@ The flowchart's ``graph`` maps a wizard action label to the label that follows i
   nothing, so a booking reached only through ``yes`` would otherwise run unchecked whenever
   the branch was not marked.
 
-Labels the graph does not place are free replies: no order binds them. Every compiled
+Labels the graph does not place are free replies: no order binds them. Every label is read as
+its step id (:func:`~.star_data.step_id`), in the graph and in the replies alike. Every compiled
 procedure is checked with the same validation ``steward validate`` runs.
 """
 
@@ -53,6 +54,7 @@ from pipecat_steward.core.procedures import (
 )
 from pipecat_steward.core.procedures.validate import validate_procedures
 from pipecat_steward.core.words import word_set
+from pipecat_steward.replay.star_data import flowchart_graph, flowchart_replies
 
 __all__ = ["SHARED_LABELS", "StarProcedure", "StarStep", "compile_task"]
 
@@ -165,7 +167,7 @@ class _Graph:
         ]
         self.steps = list(dict.fromkeys(self.steps))
         if not any(_is_query(n) for n in self.steps):  # the API call exists even if unplaced
-            self.steps += [_safe(r) for r in self.replies if _is_query(r)] or ["query"]
+            self.steps += [r for r in self.replies if _is_query(r)] or ["query"]
         self.outcomes = self._pair_outcomes()
 
     def _pair_outcomes(self) -> dict[str, tuple[str, str]]:
@@ -290,10 +292,6 @@ def _not_all(steps: list[str]) -> str:
     return "(" + " or ".join(f"{done_name(x)} != true" for x in steps) + ")"
 
 
-def _safe(label: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", label) if label else "step"
-
-
 def _tool(task: str, label: str) -> str:
     return task if label == "query" else f"{task}_{label.removeprefix('query_')}"
 
@@ -312,9 +310,8 @@ def compile_task(
         api: The task's API schema; its ``required`` inputs decide which steps are optional.
         fields: Step label → the API fields it collects (see :mod:`.star_bind`).
     """
-    replies = {str(k): str(v) for k, v in flowchart.get("replies", {}).items()}
-    graph = {_safe(str(k)): _safe(str(v)) for k, v in flowchart.get("graph", {}).items()}
-    g = _Graph(task, replies, graph)
+    replies = flowchart_replies(flowchart)
+    g = _Graph(task, replies, flowchart_graph(flowchart))
     required = {str(r) for r in (api or {}).get("required", [])}
     collects = fields or {}
     optional = {label for label in g.steps if _optional(collects.get(label, ()), required)}

@@ -8,11 +8,16 @@ object a line in ``dialogues_*.jsonl.gz``) has a ``Scenario`` (``Happy``,
 ``utter``, wizard ``pick_suggestion`` (its ``ActionLabel``), wizard free-text ``utter``, wizard
 ``query`` (``APIName``,
 ``Constraints``) and knowledge-base ``return_item``.
+
+Every action label, in a flowchart or a dialogue, is read as a step id (:func:`step_id`): the
+engine's step ids are ASCII identifiers, and one mapping applied wherever a label is read keeps a
+picked label, its template and its step the same name.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -24,11 +29,14 @@ __all__ = [
     "Event",
     "StarDialogue",
     "constraint_values",
+    "flowchart_graph",
+    "flowchart_replies",
     "heard",
     "load_apis",
     "load_dialogues",
     "load_tasks",
     "parse_dialogue",
+    "step_id",
 ]
 
 EventKind = Literal["utter", "pick", "say", "query", "result"]
@@ -41,7 +49,7 @@ class Event:
     Attributes:
         kind: ``utter`` (user), ``pick`` (wizard label), ``say`` (wizard free text),
             ``query`` (wizard API call) or ``result`` (the knowledge base's answer).
-        label: The picked action label (``pick``).
+        label: The picked action label as a step id (``pick``; see :func:`step_id`).
         text: The words (``utter`` and ``say``).
         api: The API name (``query`` and ``result``).
         constraints: Field → raw constraint text (``query``).
@@ -69,6 +77,32 @@ class StarDialogue:
     tasks: tuple[str, ...]
     events: tuple[Event, ...]
     drafts: tuple[tuple[str, str], ...] = ()
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def step_id(label: str) -> str:
+    """The step id of an action label: the label itself when it is an ASCII identifier.
+
+    Any other label (``2nd_ask``, ``ask-name``, ``météo``, the empty label) becomes ``_``, its
+    identifier characters (others as ``_``) and a short hash of the whole label, so two labels
+    never share an id (``ask-name`` is not ``ask_name``) and an id maps to itself.
+    """
+    if _IDENTIFIER.fullmatch(label):
+        return label
+    digest = hashlib.blake2s(label.encode("utf-8"), digest_size=3).hexdigest()
+    return f"_{re.sub(r'[^A-Za-z0-9_]', '_', label)}_{digest}"
+
+
+def flowchart_replies(flowchart: Mapping[str, Any]) -> dict[str, str]:
+    """A flowchart's ``replies``: step id → template."""
+    return {step_id(str(k)): str(v) for k, v in flowchart.get("replies", {}).items()}
+
+
+def flowchart_graph(flowchart: Mapping[str, Any]) -> dict[str, str]:
+    """A flowchart's ``graph``: step id → the step id that follows it."""
+    return {step_id(str(k)): step_id(str(v)) for k, v in flowchart.get("graph", {}).items()}
 
 
 def _read(path: Path) -> Any:
@@ -119,7 +153,7 @@ def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
             draft = str(e.get("Text") or "").strip() or draft
             continue
         if action == "pick_suggestion" and draft:
-            out.append((draft, str(e.get("ActionLabel", ""))))
+            out.append((draft, step_id(str(e.get("ActionLabel", "")))))
         draft = ""
     return tuple(out)
 
@@ -131,7 +165,7 @@ def _event(raw: Mapping[str, Any]) -> Event | None:
     if agent == "Wizard" and action == "utter":
         return Event("say", text=str(raw.get("Text", "")))
     if agent == "Wizard" and action == "pick_suggestion":
-        return Event("pick", label=str(raw.get("ActionLabel", "")))
+        return Event("pick", label=step_id(str(raw.get("ActionLabel", ""))))
     if agent == "Wizard" and action == "query":
         pairs = [(str(k), str(v)) for c in raw.get("Constraints", []) for k, v in c.items()]
         return Event("query", api=str(raw.get("APIName", "")), constraints=dict(pairs))

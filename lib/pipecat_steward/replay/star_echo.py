@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pipecat_steward.replay.star_data import flowchart_graph, flowchart_replies
+
 __all__ = ["ECHO_MARGIN", "ECHO_MIN", "EchoMatcher", "measure_echo"]
 
 ECHO_MIN = 0.4
@@ -65,16 +67,16 @@ def words(text: str) -> list[str]:
 
 
 def _candidates(flowchart: Mapping[str, Any]) -> dict[str, str]:
-    """The replies a wizard's free text may say: all but queries and branch labels."""
-    graph = {str(k): str(v) for k, v in flowchart.get("graph", {}).items()}
+    """The replies a wizard's free text may say (by step id): all but queries and branch labels."""
+    graph = flowchart_graph(flowchart)
     targets = set(graph.values())
     branches = {k for k in graph if k not in targets and k != "hello"}
     return {
-        str(label): str(text)
-        for label, text in flowchart.get("replies", {}).items()
-        if str(label) not in _NOT_REPLIES
-        and str(label) not in branches
-        and not (str(label) == "query" or str(label).startswith("query_"))
+        label: text
+        for label, text in flowchart_replies(flowchart).items()
+        if label not in _NOT_REPLIES
+        and label not in branches
+        and not (label == "query" or label.startswith("query_"))
     }
 
 

@@ -35,6 +35,7 @@ from pipecat_steward.replay.star_compile import StarProcedure, compile_task
 from pipecat_steward.replay.star_data import (
     Event,
     StarDialogue,
+    flowchart_replies,
     load_apis,
     load_dialogues,
     load_tasks,
@@ -65,8 +66,7 @@ class StarReplayer:
         dialogues: Sequence[StarDialogue],
     ) -> None:
         first = {t: compile_task(t, f, apis.get(t)) for t, f in flowcharts.items()}
-        self.apis = {t: {t, str(apis.get(t, {}).get("function", t))} for t in first}
-        self.owner = {api: t for t, names in self.apis.items() for api in names}
+        self.apis = _api_names(first, apis)
         self.bindings = bind_fields(first, self.apis, dialogues)
         self.informs = bind_inform_fields(first, self.apis, dialogues)
         self.echo = EchoMatcher(flowcharts)
@@ -83,8 +83,7 @@ class StarReplayer:
         The one field the step's words name, else the measured one, else the named ties; an
         inform adds every field measured in the answers to it.
         """
-        replies = {str(k): str(v) for k, v in flowchart.get("replies", {}).items()}
-        named = schema_fields(proc, replies, api or {})
+        named = schema_fields(proc, flowchart_replies(flowchart), api or {})
         measured = self.bindings.get(proc.task, {})
         out: dict[str, tuple[str, ...]] = {}
         for label in {*named, *measured}:
@@ -148,13 +147,28 @@ class StarReplayer:
                 if event.label in player.proc.steps or event.label in player.proc.branch_of:
                     player.pick(i, event.label)
             return event.label
-        player = players.get(self.owner.get(event.api, ""))
+        player = self._owner(players, event.api)
         if player is None:
             return "query" if event.kind == "query" else None
         if event.kind == "query":
             return player.query(i, event.constraints or {}).label
         player.result(i, event.item)
         return None
+
+    def _owner(self, players: Mapping[str, Player], api: str) -> Player | None:
+        """The dialogue's player whose task answers to this API name (the first, if several)."""
+        return next((p for t, p in players.items() if api in self.apis[t]), None)
+
+
+def _api_names(tasks: Iterable[str], apis: Mapping[str, Mapping[str, Any]]) -> dict[str, set[str]]:
+    """The API names each task's queries use: its own, and its schema's ``function``.
+
+    A function that names a task of the folder is that task's own API, never an alias of
+    another: its queries belong to it. Several schemas may share a function
+    (``generic_sample``); a query under that name goes to the dialogue's first such task.
+    """
+    functions = {t: str(apis.get(t, {}).get("function", t)) for t in tasks}
+    return {t: {t} if f in functions else {t, f} for t, f in functions.items()}
 
 
 def _predict(player: Player, acted: bool) -> str:
