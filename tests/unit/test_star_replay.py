@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.star_support.local_data import real_star_data
 
 from pipecat_steward.replay.star_bind import criteria_fields
 from pipecat_steward.replay.star_compile import compile_task
@@ -566,15 +566,9 @@ def test_script_prints_the_headline_keys(tmp_path: Path) -> None:
     assert missing.returncode == 2
 
 
-def _real_data() -> Path | None:
-    named = os.environ.get("STAR_DATA")
-    candidate = Path(named) if named else ROOT.parent / "shared" / "data" / "star"
-    return candidate if (candidate / "tasks").is_dir() else None
-
-
-@pytest.mark.skipif(_real_data() is None, reason="STAR data not present (set STAR_DATA)")
+@pytest.mark.skipif(real_star_data() is None, reason="STAR data not present (set STAR_DATA)")
 def test_real_star_data_meets_the_gate_goals() -> None:
-    data = _real_data()
+    data = real_star_data()
     assert data is not None
     report = replay_star(data)
     assert report["perturbations_caught"] == 1.0

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.star_support.dialogues import dialogues, pick, query, result, user
 from tests.star_support.flowcharts import Task, loosen, tasks
+from tests.star_support.local_data import real_star_data
 from tests.star_support.names import TEXT, USER_TEXT, Draw, Raw, step_label
 from tests.star_support.star_format import (
     check_api,
@@ -320,17 +321,11 @@ def test_a_new_process_with_another_hash_seed_gives_the_same_report(
 # --- the format check on the real files ----------------------------------------------------
 
 
-def _real_data() -> Path | None:
-    named = os.environ.get("STAR_DATA")
-    candidate = Path(named) if named else ROOT.parent / "shared" / "data" / "star"
-    return candidate if (candidate / "tasks").is_dir() else None
-
-
-@pytest.mark.skipif(_real_data() is None, reason="STAR data not present (set STAR_DATA)")
+@pytest.mark.skipif(real_star_data() is None, reason="STAR data not present (set STAR_DATA)")
 def test_the_format_check_accepts_the_real_star_files() -> None:
     # The checks encode STAR's format as the real files have it, not only as the generators
     # write it.
-    data = _real_data()
+    data = real_star_data()
     assert data is not None
     flowcharts = load_tasks(data)
     for chart in flowcharts.values():
