@@ -8,6 +8,7 @@ values as tool calls and measures how closely the engine's state and task firing
 from pipecat_steward.replay.metrics import KEYS, Metrics
 from pipecat_steward.replay.sgd_data import Dialogue, load_dialogues, load_schema, parse_dialogue
 from pipecat_steward.replay.sgd_flow import build_flow_config, compile_service
+from pipecat_steward.replay.sgd_format import SgdFormatError
 from pipecat_steward.replay.sgd_replay import Replayer, replay_split
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Dialogue",
     "Metrics",
     "Replayer",
+    "SgdFormatError",
     "build_flow_config",
     "compile_service",
     "load_dialogues",

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from pipecat_steward.replay.sgd_format import SgdFormatError, check_schema, read_dialogues
+
 __all__ = [
     "Dialogue",
     "GoldCall",
@@ -88,11 +90,21 @@ class Dialogue:
 
 
 def read_json(path: Path) -> Any:
-    """Read a ``.json`` or ``.json.gz`` file."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            return json.load(handle)
-    return json.loads(path.read_text(encoding="utf-8"))
+    """Read a ``.json`` or ``.json.gz`` file (``SgdFormatError`` when it holds no JSON)."""
+    try:
+        return json.loads(_read_bytes(path))
+    except ValueError as exc:  # JSON and UTF-8 errors
+        raise SgdFormatError(f"{path}: not readable as JSON ({exc})") from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a file, unzipped when it is a ``.gz`` (``SgdFormatError`` if it is no gzip)."""
+    if path.suffix != ".gz":
+        return path.read_bytes()
+    try:
+        return gzip.decompress(path.read_bytes())
+    except (OSError, EOFError) as exc:  # not a gzip file, or one cut short
+        raise SgdFormatError(f"{path}: not readable as gzip ({exc})") from None
 
 
 def _split_file(split_dir: Path, stem: str) -> Path:
@@ -104,9 +116,8 @@ def _split_file(split_dir: Path, stem: str) -> Path:
 
 def load_schema(split_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """Return the split's services by name from ``schema.json[.gz]``."""
-    split_dir = Path(split_dir)
-    services = cast(list[dict[str, Any]], read_json(_split_file(split_dir, "schema")))
-    return {s["service_name"]: s for s in services}
+    path = _split_file(Path(split_dir), "schema")
+    return {s["service_name"]: s for s in check_schema(read_json(path), str(path))}
 
 
 def load_dialogues(split_dir: str | os.PathLike[str]) -> Iterator[Dialogue]:
@@ -116,7 +127,7 @@ def load_dialogues(split_dir: str | os.PathLike[str]) -> Iterator[Dialogue]:
     if not paths:
         raise FileNotFoundError(f"no dialogues_*.json[.gz] in {split_dir}")
     for path in paths:
-        for raw in cast(list[dict[str, Any]], read_json(path)):
+        for raw in read_dialogues(_read_bytes(path), str(path)):
             yield parse_dialogue(raw)
 
 

@@ -176,7 +176,7 @@ def build_flow_config(service: Mapping[str, Any]) -> dict[str, Any]:
     defaults = _defaults(service)
     slots = [_slot(names.intent, setter, "The service intent the caller wants")]
     slots += [
-        _slot(s["name"], setter, s["description"], defaults.get(s["name"]))
+        _slot(s["name"], setter, s.get("description", ""), defaults.get(s["name"]))
         for s in service["slots"]
     ]
     slots += [

@@ -29,6 +29,7 @@ from pipecat_steward.replay.sgd_data import (
     load_schema,
 )
 from pipecat_steward.replay.sgd_flow import ReplayNames, compile_service, replay_names
+from pipecat_steward.replay.sgd_format import unknown_services
 from pipecat_steward.runtime.conversation import Conversation, Inference, RecordedCall
 
 __all__ = ["Replayer", "replay_split"]
@@ -87,7 +88,12 @@ class Replayer:
         return session
 
     def replay(self, dialogue: Dialogue) -> None:
-        """Replay one dialogue turn by turn."""
+        """Replay one dialogue turn by turn (``SgdFormatError``: a service the schema lacks)."""
+        used = [f.service for t in dialogue.turns for f in t.frames]
+        used += [c.service for t in dialogue.turns for c in t.calls]
+        problem = unknown_services(dialogue.dialogue_id, used, self.schema)
+        if problem is not None:
+            raise problem
         self.metrics.dialogues += 1
         self.metrics.multi_valued += dialogue.multi_valued
         sessions: dict[str, _Session] = {}
@@ -217,7 +223,7 @@ class Replayer:
 
     def _transactional(self, call: GoldCall) -> bool:
         intents = self.schema[call.service]["intents"]
-        return any(i["name"] == call.method and i["is_transactional"] for i in intents)
+        return any(i["name"] == call.method and i.get("is_transactional") for i in intents)
 
 
 def _argument_mismatch(
