@@ -28,6 +28,7 @@ from typing import Any, Literal, cast
 __all__ = [
     "Event",
     "StarDialogue",
+    "StarFormatError",
     "constraint_values",
     "flowchart_graph",
     "flowchart_replies",
@@ -105,8 +106,41 @@ def flowchart_graph(flowchart: Mapping[str, Any]) -> dict[str, str]:
     return {step_id(str(k)): step_id(str(v)) for k, v in flowchart.get("graph", {}).items()}
 
 
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+class StarFormatError(ValueError):
+    """A STAR file cannot be read as STAR's format says; the message names the file and place."""
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """One JSON object file (a flowchart or an API schema)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError as exc:  # JSON and UTF-8 errors
+        raise StarFormatError(f"{path}: not readable as JSON ({exc})") from None
+    return _object(data, str(path))
+
+
+def _object(data: object, source: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise StarFormatError(f"{source}: a JSON object is expected, not {type(data).__name__}")
+    return cast(dict[str, Any], data)
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON object on each non-blank line of a ``.jsonl.gz`` file."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    yield _object(_line(line, f"{path}, line {number}"), f"{path}, line {number}")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # no gzip, cut short, not UTF-8
+        raise StarFormatError(f"{path}: not readable as gzipped JSON lines ({exc})") from None
+
+
+def _line(line: str, source: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise StarFormatError(f"{source}: not readable as JSON ({exc})") from None
 
 
 def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
@@ -115,7 +149,7 @@ def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is missing; --data must be a STAR folder")
     return {
-        p.stem: cast(dict[str, Any], _read(p))
+        p.stem: _read(p)
         for p in sorted(folder.glob("*.json"))
         if not p.name.endswith(".responses.json")
     }
@@ -124,7 +158,7 @@ def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
 def load_apis(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every ``apis/<task>.json`` schema, by task (empty when the folder is absent)."""
     folder = data_dir / "apis"
-    return {p.stem: cast(dict[str, Any], _read(p)) for p in sorted(folder.glob("*.json"))}
+    return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))}
 
 
 def parse_dialogue(raw: Mapping[str, Any]) -> StarDialogue:
@@ -181,10 +215,8 @@ def load_dialogues(data_dir: Path) -> Iterator[StarDialogue]:
     if not files:
         raise FileNotFoundError(f"no dialogues_*.jsonl.gz in {data_dir}")
     for path in files:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield parse_dialogue(json.loads(line))
+        for raw in _lines(path):
+            yield parse_dialogue(raw)
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
