@@ -99,6 +99,18 @@ CASES: list[tuple[str, Callable[[Path], None], str]] = [
         "dialogue 0: turns.0.frames.0.state.slot_values.city: Input should be a valid array",
     ),
     ("a service the schema lacks", _schema(_drop_service), "uses Buses_1, which schema.json"),
+    (
+        "a slot value with no variant",
+        _dialogues(
+            lambda d: d[0]["turns"][0]["frames"][0]["state"].update(slot_values={"city": []})
+        ),
+        "dialogue 0: turns.0.frames.0.state.slot_values.city: List should have at least 1 item",
+    ),
+    (
+        "a slot name that is no identifier",
+        _schema(lambda s: s[0]["slots"][0].update(name="from location")),
+        "service 0: slots.0.name: String should match pattern",
+    ),
 ]
 
 

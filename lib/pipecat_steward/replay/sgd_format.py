@@ -11,9 +11,9 @@ replay reads: that is quicker than ``json.loads`` alone on SGD's files.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 __all__ = [
     "SgdFormatError",
@@ -27,20 +27,24 @@ class SgdFormatError(ValueError):
     """A split's file is not in SGD's format; the message says where and what."""
 
 
+_Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""A service, slot or intent name: SGD's are identifiers, and the replay's flows need them so."""
+
+
 class _Slot(TypedDict):
-    name: str
+    name: _Name
     description: NotRequired[str]
 
 
 class _Intent(TypedDict):
-    name: str
+    name: _Name
     is_transactional: NotRequired[bool]
     required_slots: list[str]
     optional_slots: dict[str, str]
 
 
 class _Service(TypedDict):
-    service_name: str
+    service_name: _Name
     slots: list[_Slot]
     intents: list[_Intent]
 
@@ -54,7 +58,7 @@ class _Action(TypedDict):
 
 class _State(TypedDict):
     active_intent: str
-    slot_values: dict[str, list[str]]
+    slot_values: dict[str, Annotated[list[str], Field(min_length=1)]]  # the spoken variants
 
 
 class _Call(TypedDict):
