@@ -50,7 +50,11 @@ def _lines(*lines: str) -> bytes:
 
 CASES: list[tuple[str, Callable[[Path], object], str]] = [
     ("truncated flowchart", _task('{"graph": '), "tasks/desk.json: not readable as JSON"),
-    ("flowchart that is a list", _task("[1]"), "desk.json: a JSON object is expected, not list"),
+    (
+        "flowchart that is a list",
+        _task("[1]"),
+        "desk.json: top level: Input should be a valid dictionary",
+    ),
     ("dialogues that are no gzip", _dialogues(b"garbage"), "not readable as gzipped JSON lines"),
     (
         "dialogues cut short",
@@ -60,12 +64,12 @@ CASES: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "a line that is no JSON",
         _dialogues(_lines(json.dumps(DIALOGUE), "{oops")),
-        "dialogues_001.jsonl.gz, line 2: not readable as JSON",
+        "dialogues_001.jsonl.gz, line 2: top level: Invalid JSON",
     ),
     (
         "a line that is no object",
         _dialogues(_lines("[1, 2]")),
-        "line 1: a JSON object is expected, not list",
+        "line 1: top level: Input should be an object",
     ),
 ]
 

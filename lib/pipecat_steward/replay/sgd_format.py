@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from pipecat_steward.replay.format_errors import validation_message
+
 __all__ = [
     "SgdFormatError",
     "check_schema",
@@ -98,7 +100,7 @@ def check_schema(raw: object, source: str) -> list[dict[str, Any]]:
     try:
         services = _SCHEMA.validate_python(raw)
     except ValidationError as exc:
-        raise SgdFormatError(_message(source, exc)) from None
+        raise SgdFormatError(validation_message(source, exc, "service")) from None
     problems = [*_duplicates(services), *(p for s in services for p in _unknown_slots(s))]
     if problems:
         raise SgdFormatError(f"{source}: " + "; ".join(problems))
@@ -114,7 +116,7 @@ def read_dialogues(text: str | bytes, source: str) -> list[dict[str, Any]]:
     try:
         dialogues = _DIALOGUES.validate_json(text)
     except ValidationError as exc:
-        raise SgdFormatError(_message(source, exc, "dialogue")) from None
+        raise SgdFormatError(validation_message(source, exc, "dialogue")) from None
     for index, dialogue in enumerate(dialogues):
         for turn_index, turn in enumerate(dialogue["turns"]):
             for at, frame in enumerate(turn["frames"]):
@@ -135,25 +137,6 @@ def unknown_services(
         f"dialogue {dialogue_id} uses {', '.join(missing)}, which schema.json does not define "
         f"(it defines {', '.join(sorted(schema)) or 'no service'}): replay it with its schema"
     )
-
-
-_SHOWN = 10
-"""The problems one message lists; a file broken throughout has as many as it has records."""
-
-
-def _message(source: str, exc: ValidationError, item: str = "service") -> str:
-    """``source: where: what`` for each problem, ``where`` naming the list's item by number."""
-    problems = [f"{_where(e['loc'], item)}: {e['msg']}" for e in exc.errors()]
-    more = f"; and {len(problems) - _SHOWN} more" if len(problems) > _SHOWN else ""
-    return f"{source}: " + "; ".join(problems[:_SHOWN]) + more
-
-
-def _where(loc: tuple[int | str, ...], item: str) -> str:
-    if not loc:
-        return "top level"
-    head, rest = loc[0], ".".join(map(str, loc[1:]))
-    named = f"{item} {head}" if isinstance(head, int) else str(head)
-    return f"{named}: {rest}" if rest else named
 
 
 def _duplicates(services: Sequence[_Service]) -> list[str]:

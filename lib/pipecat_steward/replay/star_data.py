@@ -16,14 +16,14 @@ picked label, its template and its step the same name.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
+
+from pipecat_steward.replay.star_format import StarFormatError, read_lines, read_object
 
 __all__ = [
     "Event",
@@ -106,50 +106,13 @@ def flowchart_graph(flowchart: Mapping[str, Any]) -> dict[str, str]:
     return {step_id(str(k)): step_id(str(v)) for k, v in flowchart.get("graph", {}).items()}
 
 
-class StarFormatError(ValueError):
-    """A STAR file cannot be read as STAR's format says; the message names the file and place."""
-
-
-def _read(path: Path) -> dict[str, Any]:
-    """One JSON object file (a flowchart or an API schema)."""
-    try:
-        data = json.loads(path.read_bytes())
-    except ValueError as exc:  # JSON and UTF-8 errors
-        raise StarFormatError(f"{path}: not readable as JSON ({exc})") from None
-    return _object(data, str(path))
-
-
-def _object(data: object, source: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise StarFormatError(f"{source}: a JSON object is expected, not {type(data).__name__}")
-    return cast(dict[str, Any], data)
-
-
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON object on each non-blank line of a ``.jsonl.gz`` file."""
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    yield _object(_line(line, f"{path}, line {number}"), f"{path}, line {number}")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # no gzip, cut short, not UTF-8
-        raise StarFormatError(f"{path}: not readable as gzipped JSON lines ({exc})") from None
-
-
-def _line(line: str, source: str) -> object:
-    try:
-        return json.loads(line)
-    except ValueError as exc:
-        raise StarFormatError(f"{source}: not readable as JSON ({exc})") from None
-
-
 def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every ``tasks/<task>.json`` flowchart (response-template files are skipped), by task."""
     folder = data_dir / "tasks"
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is missing; --data must be a STAR folder")
     return {
-        p.stem: _read(p)
+        p.stem: read_object(p, "flowchart")
         for p in sorted(folder.glob("*.json"))
         if not p.name.endswith(".responses.json")
     }
@@ -158,7 +121,7 @@ def load_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
 def load_apis(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every ``apis/<task>.json`` schema, by task (empty when the folder is absent)."""
     folder = data_dir / "apis"
-    return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))}
+    return {p.stem: read_object(p, "api") for p in sorted(folder.glob("*.json"))}
 
 
 def parse_dialogue(raw: Mapping[str, Any]) -> StarDialogue:
@@ -187,7 +150,7 @@ def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
             draft = str(e.get("Text") or "").strip() or draft
             continue
         if action == "pick_suggestion" and draft:
-            out.append((draft, step_id(str(e.get("ActionLabel", "")))))
+            out.append((draft, step_id(str(e.get("ActionLabel") or ""))))
         draft = ""
     return tuple(out)
 
@@ -195,17 +158,17 @@ def _drafts(raw_events: list[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
 def _event(raw: Mapping[str, Any]) -> Event | None:
     agent, action = raw.get("Agent"), raw.get("Action")
     if agent == "User" and action == "utter":
-        return Event("utter", text=str(raw.get("Text", "")))
+        return Event("utter", text=str(raw.get("Text") or ""))
     if agent == "Wizard" and action == "utter":
-        return Event("say", text=str(raw.get("Text", "")))
+        return Event("say", text=str(raw.get("Text") or ""))
     if agent == "Wizard" and action == "pick_suggestion":
-        return Event("pick", label=step_id(str(raw.get("ActionLabel", ""))))
+        return Event("pick", label=step_id(str(raw.get("ActionLabel") or "")))
     if agent == "Wizard" and action == "query":
         pairs = [(str(k), str(v)) for c in raw.get("Constraints", []) for k, v in c.items()]
-        return Event("query", api=str(raw.get("APIName", "")), constraints=dict(pairs))
+        return Event("query", api=str(raw.get("APIName") or ""), constraints=dict(pairs))
     if action == "return_item":
         item = raw.get("Item")
-        return Event("result", api=str(raw.get("APIName", "")), item=item or None)
+        return Event("result", api=str(raw.get("APIName") or ""), item=item or None)
     return None
 
 
@@ -215,7 +178,7 @@ def load_dialogues(data_dir: Path) -> Iterator[StarDialogue]:
     if not files:
         raise FileNotFoundError(f"no dialogues_*.jsonl.gz in {data_dir}")
     for path in files:
-        for raw in _lines(path):
+        for raw in read_lines(path):
             yield parse_dialogue(raw)
 
 

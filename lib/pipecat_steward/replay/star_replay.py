@@ -167,7 +167,7 @@ def _api_names(tasks: Iterable[str], apis: Mapping[str, Mapping[str, Any]]) -> d
     another: its queries belong to it. Several schemas may share a function
     (``generic_sample``); a query under that name goes to the dialogue's first such task.
     """
-    functions = {t: str(apis.get(t, {}).get("function", t)) for t in tasks}
+    functions = {t: str(apis.get(t, {}).get("function") or t) for t in tasks}
     return {t: {t} if f in functions else {t, f} for t, f in functions.items()}
 
 

@@ -1,0 +1,146 @@
+"""Any damage to a STAR folder ends in a report or in ``StarFormatError``, never in another error.
+
+Hypothesis damages a small folder in STAR's format (a task with a branching flowchart, its API
+schema and two dialogues) at one to three places: a key removed, or a value replaced by
+another JSON value. The replay must finish with a report or stop with ``StarFormatError``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipecat_steward.replay.star_data import StarFormatError
+from pipecat_steward.replay.star_replay import replay_star
+
+CHART = {
+    "task": "desk",
+    "graph": {
+        "hello": "ask_name",
+        "ask_name": "query_check",
+        "available": "query_book",
+        "unavailable": "anything_else",
+        "query_book": "anything_else",
+    },
+    "replies": {
+        "ask_name": "What is your name?",
+        "query_check": "Let me check.",
+        "available": "It is free.",
+        "unavailable": "It is taken.",
+        "query_book": "Booked.",
+        "anything_else": "Anything else?",
+    },
+}
+API = {
+    "function": "desk",
+    "input": [{"Name": "Name", "Type": "String"}],
+    "required": ["Name"],
+    "output": [{"Name": "Available", "Type": "Boolean"}],
+}
+
+
+def _events(name: str) -> list[dict[str, Any]]:
+    return [
+        {"Agent": "User", "Action": "utter", "Text": "Hi"},
+        {"Agent": "Wizard", "Action": "pick_suggestion", "ActionLabel": "hello"},
+        {"Agent": "Wizard", "Action": "pick_suggestion", "ActionLabel": "ask_name"},
+        {"Agent": "User", "Action": "utter", "Text": f"I am {name}"},
+        {
+            "Agent": "Wizard",
+            "Action": "query",
+            "APIName": "desk",
+            "Constraints": [{"Name": f'"{name}"'}],
+        },
+        {
+            "Agent": "KnowledgeBase",
+            "Action": "return_item",
+            "APIName": "desk",
+            "Item": {"Available": True},
+        },
+        {"Agent": "Wizard", "Action": "pick_suggestion", "ActionLabel": "available"},
+    ]
+
+
+DIALOGUES = [
+    {
+        "DialogueID": n,
+        "Scenario": {"Happy": n == 1, "WizardCapabilities": [{"Task": "desk"}]},
+        "Events": _events(name),
+    }
+    for n, name in ((1, "Ada"), (2, "Bob"))
+]
+
+NAMES = ["desk", "hello", "ask_name", "query_book", "Name", "Available", "User", "Wizard"]
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(NAMES), st.text(max_size=6)
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(NAMES), inner),
+    max_leaves=6,
+)
+
+
+def _places(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key or index path in a JSON tree."""
+    if isinstance(node, dict):
+        items = list(node.items())
+    elif isinstance(node, list):
+        items = list(enumerate(node))
+    else:
+        items = []
+    out: list[tuple[Any, ...]] = []
+    for key, child in items:
+        out += [(*path, key), *_places(child, (*path, key))]
+    return out
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> dict[str, Any]:
+    """The folder's three parts with one to three places damaged."""
+    folder = json.loads(json.dumps({"chart": CHART, "api": API, "dialogues": DIALOGUES}))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from([p for p in _places(folder) if len(p) > 1]))
+        parent = folder
+        for key in path[:-1]:
+            parent = parent[key]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(VALUES)
+    return folder
+
+
+def _write(root: Path, folder: dict[str, Any]) -> None:
+    (root / "tasks").mkdir()
+    (root / "apis").mkdir()
+    (root / "tasks" / "desk.json").write_text(json.dumps(folder["chart"]), encoding="utf-8")
+    (root / "apis" / "desk.json").write_text(json.dumps(folder["api"]), encoding="utf-8")
+    with gzip.open(root / "dialogues_001.jsonl.gz", "wt", encoding="utf-8") as handle:
+        for dialogue in folder["dialogues"]:
+            handle.write(json.dumps(dialogue) + "\n")
+
+
+def test_the_undamaged_folder_replays() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _write(Path(tmp), {"chart": CHART, "api": API, "dialogues": DIALOGUES})
+        assert replay_star(tmp)["dialogues"] == 2
+
+
+@given(damaged())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_damaged_folder_reports_or_names_its_damage(folder: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _write(Path(tmp), folder)
+        try:
+            report = replay_star(tmp)
+        except StarFormatError as exc:
+            assert str(exc).startswith(tmp), exc
+            return
+    assert isinstance(report["dialogues"], int)
