@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tests.damage_support import damaged
 
 from pipecat_steward.replay import SgdFormatError, replay_split
 
@@ -22,54 +22,14 @@ FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "sgd"
 SCHEMA: list[Any] = json.loads((FIXTURE / "schema.json").read_text(encoding="utf-8"))
 DIALOGUES: list[Any] = json.loads((FIXTURE / "dialogues_001.json").read_text(encoding="utf-8"))
 
-# Values a damaged field may take: every JSON type, and names the split does or does not know.
 NAMES = ["FindRestaurants", "Restaurants_2", "city", "NoSuchIntent", "No_Such_1", "NONE", "USER"]
-SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(NAMES), st.text(max_size=6)
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(NAMES), inner),
-    max_leaves=6,
-)
+"""Names the damage puts in: some the split knows, some it does not."""
 
 
-def _places(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every key or index path in a JSON tree."""
-    out: list[tuple[Any, ...]] = []
-    items = (
-        node.items()
-        if isinstance(node, dict)
-        else enumerate(node)
-        if isinstance(node, list)
-        else ()
-    )
-    for key, child in items:
-        out.append((*path, key))
-        out.extend(_places(child, (*path, key)))
-    return out
-
-
-@st.composite
-def damaged(draw: st.DrawFn) -> tuple[list[Any], list[Any]]:
-    """The split with one to three places damaged (in the schema or the dialogues)."""
-    split = json.loads(json.dumps({"schema": SCHEMA, "dialogues": DIALOGUES}))
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from([p for p in _places(split) if len(p) > 1]))
-        parent = split
-        for key in path[:-1]:
-            parent = parent[key]
-        if draw(st.booleans()) and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(VALUES)
-    return split["schema"], split["dialogues"]
-
-
-@given(damaged())
+@given(damaged({"schema": SCHEMA, "dialogues": DIALOGUES}, NAMES))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_a_damaged_split_reports_or_names_its_damage(split: tuple[list[Any], list[Any]]) -> None:
-    schema, dialogues = split
+def test_a_damaged_split_reports_or_names_its_damage(split: dict[str, Any]) -> None:
+    schema, dialogues = split["schema"], split["dialogues"]
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         (root / "schema.json").write_text(json.dumps(schema), encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tests.damage_support import damaged
 
 from pipecat_steward.replay.star_data import StarFormatError
 from pipecat_steward.replay.star_replay import replay_star
@@ -77,44 +77,8 @@ DIALOGUES = [
 ]
 
 NAMES = ["desk", "hello", "ask_name", "query_book", "Name", "Available", "User", "Wizard"]
-SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(NAMES), st.text(max_size=6)
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(NAMES), inner),
-    max_leaves=6,
-)
-
-
-def _places(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every key or index path in a JSON tree."""
-    if isinstance(node, dict):
-        items = list(node.items())
-    elif isinstance(node, list):
-        items = list(enumerate(node))
-    else:
-        items = []
-    out: list[tuple[Any, ...]] = []
-    for key, child in items:
-        out += [(*path, key), *_places(child, (*path, key))]
-    return out
-
-
-@st.composite
-def damaged(draw: st.DrawFn) -> dict[str, Any]:
-    """The folder's three parts with one to three places damaged."""
-    folder = json.loads(json.dumps({"chart": CHART, "api": API, "dialogues": DIALOGUES}))
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from([p for p in _places(folder) if len(p) > 1]))
-        parent = folder
-        for key in path[:-1]:
-            parent = parent[key]
-        if draw(st.booleans()) and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(VALUES)
-    return folder
+"""Names the damage puts in: labels, fields and agents the folder uses."""
+PARTS = {"chart": CHART, "api": API, "dialogues": DIALOGUES}
 
 
 def _write(root: Path, folder: dict[str, Any]) -> None:
@@ -133,7 +97,7 @@ def test_the_undamaged_folder_replays() -> None:
         assert replay_star(tmp)["dialogues"] == 2
 
 
-@given(damaged())
+@given(damaged(PARTS, NAMES))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_damaged_folder_reports_or_names_its_damage(folder: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
