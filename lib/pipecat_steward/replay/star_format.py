@@ -13,7 +13,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -63,14 +63,17 @@ class _Dialogue(TypedDict):
     Events: NotRequired[list[_Event]]
 
 
-_KINDS: dict[str, TypeAdapter[Any]] = {
+FileKind = Literal["flowchart", "api"]
+"""The JSON object files of a STAR folder: ``tasks/*.json`` and ``apis/*.json``."""
+
+_KINDS: dict[FileKind, TypeAdapter[Any]] = {
     "flowchart": TypeAdapter(_Flowchart),
     "api": TypeAdapter(_Api),
 }
 _DIALOGUE = TypeAdapter(_Dialogue)
 
 
-def read_object(path: Path, kind: str) -> dict[str, Any]:
+def read_object(path: Path, kind: FileKind) -> dict[str, Any]:
     """A flowchart or an API schema file, as written (every field kept), once checked."""
     try:
         data = json.loads(path.read_bytes())
