@@ -35,6 +35,7 @@ import yaml
 
 from pipecat_steward.cli._derive_agent import AgentFolder, Read, validation_errors
 from pipecat_steward.cli._slm_agent import agent_stage
+from pipecat_steward.cli.arguments import seconds, whole_number
 from pipecat_steward.core.procedures import MAIN, ScopeSource, compile_procedures
 from pipecat_steward.core.procedures.derive import (
     DERIVE_SCHEMA,
@@ -115,8 +116,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--model", help="model name (replaces the resolved model)")
     parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (or ${BASE_URL_ENV})")
     parser.add_argument("--stack", help="stack manifest name (overrides agent.yaml aux.stack)")
-    parser.add_argument("--max-tokens", type=int, help="output token budget of each call")
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds per model call")
+    parser.add_argument(
+        "--max-tokens", type=whole_number(1), help="output token budget of each call"
+    )
+    parser.add_argument("--timeout", type=seconds(), default=180.0, help="seconds per model call")
     parser.set_defaults(func=run)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.cli._slm_agent import agent_stage
+from pipecat_steward.cli.arguments import whole_number
 from pipecat_steward.core.costing import (
     Forecast,
     ForecastAssumptions,
@@ -33,7 +34,9 @@ def add_parser(sub: Any) -> None:
     """Register ``steward forecast``."""
     parser = sub.add_parser("forecast", help="forecast the logic_slm cost of an agent")
     parser.add_argument("agent_dir", type=Path, metavar="AGENT_DIR", help="agent folder")
-    parser.add_argument("--turns", type=int, default=10, help="caller turns per conversation")
+    parser.add_argument(
+        "--turns", type=whole_number(1), default=10, help="caller turns per conversation"
+    )
     parser.add_argument("--stack", help="stack manifest name (overrides agent.yaml aux.stack)")
     parser.add_argument("--prices", type=Path, help="price book (default: shared prices.json)")
     parser.set_defaults(func=run)
@@ -41,9 +44,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the forecast; exit 2 with the problem named when the agent cannot be resolved."""
-    if args.turns < 1:
-        print("steward forecast: --turns must be at least 1", file=sys.stderr)
-        return 2
     try:
         stage, stack = agent_stage(args.agent_dir, args.stack)
         book = load_price_book(args.prices)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipecat_steward.cli.arguments import PORT
 from pipecat_steward.exceptions import StewardError
 
 __all__ = ["NEEDS", "VARIABLES", "Rehearsal", "add_parser", "build_rehearsal", "missing", "run"]
@@ -55,7 +56,7 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("agent", type=Path, help="agent folder (agent.yaml + tools.py)")
     parser.add_argument("--host", default="localhost", help="address to serve on")
-    parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.add_argument("--port", type=PORT, default=7860, help="port to serve on")
     parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
     parser.set_defaults(func=run)
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipecat_steward.cli.arguments import PORT, seconds
 from pipecat_steward.exceptions import StewardError
 
 __all__ = ["add_parser", "run"]
@@ -34,10 +35,10 @@ def add_parser(sub: Any) -> None:
     mode.add_argument("--text", action="store_true", help="chat in text with the real pipeline")
     parser.add_argument("--store", help="event store: sqlite:PATH | redis://HOST:PORT/DB")
     parser.add_argument("--host", default="localhost", help="address to serve on")
-    parser.add_argument("--port", type=int, default=7860, help="port to serve on")
+    parser.add_argument("--port", type=PORT, default=7860, help="port to serve on")
     parser.add_argument(
         "--turn-timeout",
-        type=float,
+        type=seconds(),
         default=300.0,
         metavar="SECONDS",
         help="--text: how long one bot turn may take (a self-hosted model can be slow)",
