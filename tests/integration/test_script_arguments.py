@@ -1,0 +1,82 @@
+"""The scripts refuse a number their option cannot mean, before they start any work.
+
+Run by hand, ``bench_load --n 0`` stopped on a division by zero, ``bench_seam --turns 0`` on
+"percentile of no samples", and ``bench_load --repeat 0`` or ``bench_seam --block 0`` ran on
+without end. Each numeric option is declared with a type of ``pipecat_steward.cli.arguments``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+
+# Every numeric option of every script, with a value it cannot mean.
+REFUSED = [
+    ("bench_checkpoints", "--turns", "0"),
+    ("bench_engine", "--repeats", "0"),
+    ("bench_load", "--n", "0"),
+    ("bench_load", "--n", "1,,10"),
+    ("bench_load", "--n", "abc"),
+    ("bench_load", "--repeat", "0"),
+    ("bench_load", "--calls", "-1"),
+    ("bench_load", "--min-calls", "0"),
+    ("bench_load", "--processes", "0"),
+    ("bench_logs", "--n", "0"),
+    ("bench_logs", "--lines", "0"),
+    ("bench_mixed", "--copies", "0"),
+    ("bench_playout", "--runs", "0"),
+    ("bench_playout", "--latency", "-1"),
+    ("bench_seam", "--turns", "0"),
+    ("bench_seam", "--block", "0"),
+    ("bench_seam", "--warmup", "-1"),
+    ("bench_slm", "--calls", "0"),
+    ("chaos", "--n", "0"),
+    ("chaos", "--seed", "-1"),
+    ("chaos", "--agree", "-1"),
+    ("chaos", "--agree-s2s", "-1"),
+    ("chaos", "--slm", "-1"),
+    ("measure_state_size", "--sessions", "0"),
+]
+
+
+def _python_scripts() -> list[Path]:
+    return sorted(p for p in SCRIPTS.iterdir() if p.read_text().split("\n", 1)[0].count("python"))
+
+
+def test_no_script_declares_a_number_argparse_would_take_unbounded() -> None:
+    loose = [
+        f"{path.name}: {match.group(0)}"
+        for path in _python_scripts()
+        for match in re.finditer(r"type=(int|float)\b", path.read_text())
+    ]
+    assert not loose, f"declare these with pipecat_steward.cli.arguments: {loose}"
+
+
+def test_the_table_names_every_script_with_a_numeric_option() -> None:
+    numeric = {p.name for p in _python_scripts() if "cli.arguments import" in p.read_text()}
+    assert numeric == {script for script, _, _ in REFUSED}
+
+
+@pytest.mark.parametrize(("script", "option", "value"), REFUSED)
+def test_a_bad_number_is_refused_with_the_option_named(
+    script: str, option: str, value: str
+) -> None:
+    path = SCRIPTS / script
+    # Should the value be taken after all, the script runs without writing its docs section.
+    quiet = ["--no-write"] if '"--no-write"' in path.read_text() else []
+    done = subprocess.run(
+        [sys.executable, str(path), f"{option}={value}", *quiet],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"argument {option}" in done.stderr and "Traceback" not in done.stderr, done.stderr
