@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipecat_steward.cli._files import write_output
 from pipecat_steward.exceptions import StewardError
 
 __all__ = ["NO_DOT", "add_parser", "render", "run"]
@@ -81,10 +82,9 @@ def run(args: argparse.Namespace) -> int:
         print(prefix + message, file=sys.stderr)
         return 2
     if args.output:
-        args.output.write_bytes(data)
-    elif fmt in ("svg", "png") and sys.stdout.isatty():
+        return write_output("graph", args.output, data)
+    if fmt in ("svg", "png") and sys.stdout.isatty():
         print("steward graph: give -o FILE for SVG/PNG output", file=sys.stderr)
         return 2
-    else:
-        sys.stdout.buffer.write(data)
+    sys.stdout.buffer.write(data)
     return 0

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import io
 import re
+import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -61,16 +62,26 @@ def run(args: argparse.Namespace) -> int:
     if folder.exists():
         print(f"steward new: {folder} already exists; not touching it", file=sys.stderr)
         return 2
-    for relative, text in files(args.name, str(folder)).items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    schema = _schema()
-    if schema:
-        (folder / "agent.schema.json").write_text(schema, encoding="utf-8")
+    try:
+        _write(folder, files(args.name, str(folder)))
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)  # made here just now: a retry starts clean
+        print(f"steward new: cannot create {folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"created {folder}: agent.yaml, tools.py, scenarios/happy_path.yaml, bot.py")
     print(f"next: steward validate {folder} && steward test {folder}")
     return 0
+
+
+def _write(folder: Path, scaffold: dict[str, str]) -> None:
+    """Write the scaffold's files, and the agent.yaml JSON Schema beside them for editors."""
+    schema = _schema()
+    if schema:
+        scaffold = {**scaffold, "agent.schema.json": schema}
+    for relative, text in scaffold.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 def _schema() -> str | None:

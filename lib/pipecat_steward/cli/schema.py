@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.reference import agent_schema, reference_markdown
+from pipecat_steward.cli._files import write_output
 
 __all__ = ["add_parser", "render", "run"]
 
@@ -40,9 +41,4 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    try:
-        args.output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        print(f"steward schema: cannot write {args.output}: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return write_output("schema", args.output, text)
