@@ -1,8 +1,9 @@
-"""What the benchmark scripts and their tests share: writing a section of docs/benchmarks.md,
-and loading a script as a module."""
+"""What the benchmark scripts and their tests share: their ``--docs`` option, writing a section
+of docs/benchmarks.md, and loading a script as a module."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.machinery
 import importlib.util
 import re
@@ -10,9 +11,35 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["script_module", "write_section"]
+__all__ = ["DOCS", "add_docs_option", "docs_file", "script_module", "write_section"]
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+DOCS = ROOT / "docs" / "benchmarks.md"
+
+
+def add_docs_option(parser: argparse.ArgumentParser) -> None:
+    """``--docs FILE``: the Markdown file a bench writes its section to, checked as it is parsed.
+
+    A bench runs for minutes before it writes: a file it could not write is refused up front.
+    """
+    parser.add_argument(
+        "--docs",
+        type=docs_file,
+        default=str(DOCS),
+        metavar="FILE",
+        help="the Markdown file the section is written to (default: docs/benchmarks.md)",
+    )
+
+
+def docs_file(text: str) -> Path:
+    """The ``--docs`` path: a file (made when missing) in a folder that exists."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name the Markdown file")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: there is no folder {path.parent} to write in")
+    return path
 
 
 def write_section(docs: Path, text: str) -> None:

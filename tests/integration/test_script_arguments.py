@@ -80,3 +80,37 @@ def test_a_bad_number_is_refused_with_the_option_named(
     )
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"argument {option}" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def _writers() -> list[str]:
+    """The benches that write a section of docs/benchmarks.md (they take ``--docs``)."""
+    return [p.name for p in _python_scripts() if "add_docs_option(parser)" in p.read_text()]
+
+
+def test_every_bench_that_writes_a_section_takes_the_shared_docs_option() -> None:
+    writers = {p.name for p in _python_scripts() if "write_section(" in p.read_text()}
+    assert writers and writers == set(_writers())
+
+
+@pytest.mark.parametrize("script", _writers())
+@pytest.mark.parametrize("where", ["a missing folder", "a folder"])
+def test_a_docs_file_that_cannot_be_written_is_refused_before_the_bench_runs(
+    script: str, where: str, tmp_path: Path
+) -> None:
+    docs = tmp_path / "missing" / "benchmarks.md" if where == "a missing folder" else tmp_path
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / script), f"--docs={docs}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "argument --docs" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_bench_engine_refuses_a_folder_that_is_no_sgd_split_before_timing(tmp_path: Path) -> None:
+    argv = [sys.executable, str(SCRIPTS / "bench_engine"), f"--split-dir={tmp_path}", "--no-write"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--split-dir: no schema.json" in done.stderr and "Traceback" not in done.stderr
