@@ -1,0 +1,85 @@
+"""A session refuses an option it cannot take when it is made, on every host, naming them all.
+
+``Steward(agent, task_timeout_s="5")`` or ``on_handover=3`` were taken and failed mid-call;
+``state={}`` was quietly replaced by a fresh state and ``client_messages="no"`` read as yes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.core.state import SessionState
+from pipecat_steward.exceptions import ConfigError
+from pipecat_steward.pipecat.s2s import StewardS2S
+from pipecat_steward.pipecat.steward import Steward
+from pipecat_steward.runtime.engine import open_session
+
+BOTS = Path(__file__).resolve().parents[2] / "bots"
+
+# Each option with values it cannot take.
+REFUSED: dict[str, list[Any]] = {
+    "state": [{}, {"slots": {}}, "state"],
+    "rng": [0, "random"],
+    "event_data": [[1, 2], "caller=+1555"],
+    "channel": [5, b"phone"],
+    "judge": [True, "llm"],
+    "gate_timeout_s": [0, -1, "5", float("nan"), float("inf"), True],
+    "task_timeout_s": [0, -0.5, "5", float("nan"), False],
+    "checkpointer": [object(), "redis://localhost"],
+    "on_handover": [3, "hand over"],
+    "client_messages": ["no", 0, 1, None],
+}
+
+# One value each option takes, besides its default.
+TAKEN: dict[str, Any] = {
+    "state": SessionState(),
+    "rng": random.Random(3),
+    "event_data": {},
+    "channel": "phone",
+    "judge": lambda _: None,
+    "gate_timeout_s": 0.05,
+    "task_timeout_s": 2,
+    "on_handover": lambda _: None,
+    "client_messages": False,
+}
+
+HOSTS: dict[str, Callable[..., object]] = {
+    "Steward": Steward,
+    "StewardS2S": StewardS2S,
+    "open_session": open_session,
+}
+
+
+@pytest.fixture(scope="module", params=["bella_notte", "order_desk"])
+def agent(request: pytest.FixtureRequest) -> Agent:
+    return load_agent(BOTS / request.param)  # a slot engine and a transaction engine
+
+
+CASES = [(name, value) for name, values in REFUSED.items() for value in values]
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize(("option", "value"), CASES, ids=[f"{n}={v!r}" for n, v in CASES])
+def test_an_option_a_session_cannot_take_is_refused_when_it_is_made(
+    host: str, option: str, value: Any, agent: Agent
+) -> None:
+    with pytest.raises(ConfigError, match=rf"session options: {option}: takes .*, not "):
+        HOSTS[host](agent, **{option: value})
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_every_option_a_session_takes_is_taken(host: str, agent: Agent) -> None:
+    HOSTS[host](agent, **TAKEN)
+
+
+def test_every_refused_option_is_named_in_one_error(agent: Agent) -> None:
+    bad = {name: values[0] for name, values in REFUSED.items()}
+    with pytest.raises(ConfigError) as raised:
+        Steward(agent, **bad)
+    assert sorted(part.split(":")[0] for part in raised.value.problem.split("; ")) == sorted(REFUSED)
