@@ -1,7 +1,9 @@
-"""A session refuses an option it cannot take when it is made, on every host, naming them all.
+"""A steward or session refuses an option it cannot take when it is made, on every host,
+naming every bad one in one error.
 
 ``Steward(agent, task_timeout_s="5")`` or ``on_handover=3`` were taken and failed mid-call;
-``state={}`` was quietly replaced by a fresh state and ``client_messages="no"`` read as yes.
+``state={}`` was quietly replaced by a fresh state and ``client_messages="no"`` or
+``supervise="no"`` read as yes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ REFUSED: dict[str, list[Any]] = {
     "checkpointer": [object(), "redis://localhost"],
     "on_handover": [3, "hand over"],
     "client_messages": ["no", 0, 1, None],
+    "clock": ["2026-12-01"],
+    "call_id": [7, b"call-7"],
+}
+
+# The steward's own options (Steward and StewardS2S), with values they cannot take.
+STEWARD_REFUSED: dict[str, list[Any]] = {
+    "supervise": ["no", None, 1],
+    "events": [object(), "sqlite:calls.db"],
+    "extra_tools": ["abc", [1], [None], (t for t in ())],
 }
 
 # One value each option takes, besides its default.
@@ -47,6 +58,8 @@ TAKEN: dict[str, Any] = {
     "task_timeout_s": 2,
     "on_handover": lambda _: None,
     "client_messages": False,
+    "clock": lambda: "2026-12-01",
+    "call_id": "call-7",
 }
 
 HOSTS: dict[str, Callable[..., object]] = {
@@ -69,8 +82,30 @@ CASES = [(name, value) for name, values in REFUSED.items() for value in values]
 def test_an_option_a_session_cannot_take_is_refused_when_it_is_made(
     host: str, option: str, value: Any, agent: Agent
 ) -> None:
-    with pytest.raises(ConfigError, match=rf"session options: {option}: takes .*, not "):
+    with pytest.raises(ConfigError, match=rf"^options: {option}: takes .*, not "):
         HOSTS[host](agent, **{option: value})
+
+
+STEWARD_CASES = [(name, value) for name, values in STEWARD_REFUSED.items() for value in values]
+
+
+@pytest.mark.parametrize("host", ["Steward", "StewardS2S"])
+@pytest.mark.parametrize(
+    ("option", "value"), STEWARD_CASES, ids=[f"{n}={v!r}" for n, v in STEWARD_CASES]
+)
+def test_an_option_a_steward_cannot_take_is_refused_when_it_is_made(
+    host: str, option: str, value: Any, agent: Agent
+) -> None:
+    with pytest.raises(ConfigError, match=rf"^options: {option}: takes .*, not "):
+        HOSTS[host](agent, **{option: value})
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_an_unknown_option_is_named_with_the_options_there_are(host: str, agent: Agent) -> None:
+    with pytest.raises(
+        ConfigError, match=r"^options: task_timeout: no such option; .*task_timeout_s"
+    ):
+        HOSTS[host](agent, task_timeout=5)
 
 
 @pytest.mark.parametrize("host", sorted(HOSTS))
@@ -79,7 +114,8 @@ def test_every_option_a_session_takes_is_taken(host: str, agent: Agent) -> None:
 
 
 def test_every_refused_option_is_named_in_one_error(agent: Agent) -> None:
-    bad = {name: values[0] for name, values in REFUSED.items()}
+    bad = {name: values[0] for name, values in {**REFUSED, **STEWARD_REFUSED}.items()}
     with pytest.raises(ConfigError) as raised:
         Steward(agent, **bad)
-    assert sorted(part.split(":")[0] for part in raised.value.problem.split("; ")) == sorted(REFUSED)
+    named = sorted(part.split(":")[0] for part in raised.value.problem.split("; "))
+    assert named == sorted(bad)

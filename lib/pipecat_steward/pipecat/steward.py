@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -41,6 +41,7 @@ from pipecat_steward.pipecat.relay import StewardRelay
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.driver import Driver
 from pipecat_steward.runtime.engine import SessionOptions, open_session
+from pipecat_steward.runtime.options import SESSION_OPTIONS, Check, check_options, instance
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
 
 if TYPE_CHECKING:
@@ -49,6 +50,24 @@ if TYPE_CHECKING:
     from pipecat_steward.pipecat.supervise import Supervision
 
 __all__ = ["ANTICIPATE_AFTER_S", "Steward"]
+
+
+def _tool_schemas(value: object) -> bool:
+    # A collection, not any iterable: checking a generator would use it up.
+    return (
+        isinstance(value, Collection)
+        and not isinstance(value, (str, bytes))
+        and all(isinstance(tool, FunctionSchema) for tool in value)
+    )
+
+
+STEWARD_OPTIONS: dict[str, Check] = {
+    **SESSION_OPTIONS,
+    "supervise": instance(bool, "True or False", none=False),
+    "events": instance(EventPublisher, "an EventPublisher (e.g. from EventHub.open)"),
+    "extra_tools": Check(_tool_schemas, "a list of pipecat FunctionSchema", none=False),
+}
+"""What ``Steward`` (and ``StewardS2S``) checks as it is made: its own options and the session's."""
 
 _Words = tuple[int, list[TextPartForConcatenation]]
 """A caller turn and its transcripts so far, as the user aggregator will join them."""
@@ -81,13 +100,15 @@ class Steward:
         self,
         agent: Agent,
         *,
-        extra_tools: Iterable[FunctionSchema] = (),
+        extra_tools: Collection[FunctionSchema] = (),
         clock: Callable[[], str] | None = None,
         call_id: str | None = None,
         supervise: bool = True,
         events: EventPublisher | None = None,
         **options: Unpack[SessionOptions],
     ) -> None:
+        mine = {"supervise": supervise, "events": events, "extra_tools": extra_tools}
+        check_options({**mine, "clock": clock, "call_id": call_id, **options}, STEWARD_OPTIONS)
         self.agent = agent
         self.supervise = supervise
         self.monitor: ProcedureMonitor | None = None

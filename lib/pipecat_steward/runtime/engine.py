@@ -14,6 +14,7 @@ from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.handover import HandoverCallback
+from pipecat_steward.runtime.options import check_session_options
 from pipecat_steward.runtime.session import Judge, StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession
 
@@ -50,6 +51,7 @@ def open_session(
         call_id: Scopes a transaction call's idempotency keys; ignored by the slot engine.
         **options: Passed to the session (``state``, ``rng``, ``checkpointer`` …).
     """
+    check_session_options({"clock": clock, "call_id": call_id, **options})
     if agent.engine == "transactions":
         return TransactionSession(agent, clock=clock, call_id=call_id, **options)
     return StewardSession(agent, **options)
