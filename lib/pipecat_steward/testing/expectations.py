@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 __all__ = [
     "CHECK_KEYS",
     "CheckedTurn",
+    "StewardChecks",
     "check_events",
     "check_expectations",
     "check_pacing",
@@ -47,6 +48,35 @@ CHECK_KEYS: tuple[str, ...] = tuple(
 """Every key a turn's ``steward:`` block may hold."""
 
 _REPLY_EVENTS = ("response", "llm_response", "tts_response")
+
+
+class StewardChecks(TypedDict, total=False):
+    """The shape of each key of a turn's ``steward:`` block (see ``check_expectations``).
+
+    A scenario file is checked against it as it loads, so a value of the wrong shape is named
+    with its turn and key there, rather than found while the turn is compared.
+    """
+
+    bot: str | list[str]
+    bot_source: list[str]
+    status: str
+    phase: str | None
+    asks: list[str]
+    fired: list[str]
+    llm_calls: list[str]
+    gate: list[str]
+    slots: dict[str, str | dict[str, Any]]
+    transaction: dict[str, Any]
+    checklist: dict[str, str]
+    visible: list[str]
+    hidden: list[str]
+    events: list[str]
+    payloads: Any
+    hints: Any
+    extracted: Any
+    corrections: Any
+    ended: bool
+    slm_calls: Any
 
 
 class CheckedTurn(Protocol):

@@ -21,7 +21,7 @@ from pipecat_steward.runtime.records import TurnRecord, trace_value
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.runtime.transactions import TransactionSession, transaction_summary
 from pipecat_steward.testing.backend import scripted_backend
-from pipecat_steward.testing.expectations import check_expectations, unknown_keys
+from pipecat_steward.testing.expectations import StewardChecks, check_expectations, unknown_keys
 
 __all__ = [
     "Scenario",
@@ -88,17 +88,18 @@ class ScenarioTurn(_Model):
     verdict: ScenarioVerdict | None = None
     slm: SLMBehaviour | None = None
     llm: list[ScenarioInference] = Field(default_factory=lambda: [])
-    steward: dict[str, Any] = Field(default_factory=lambda: {})
-    expect: list[dict[str, Any]] | dict[str, Any] = Field(default_factory=lambda: [])
+    steward: StewardChecks = Field(default_factory=lambda: StewardChecks())
+    expect: list[dict[str, Any]] | StewardChecks = Field(default_factory=lambda: [])
     # Keys of a ``pipecat eval`` turn that only a live bot uses.
     send_after: Any = None
     audio: str | None = None
     image: str | None = None
 
-    @field_validator("steward")
+    @field_validator("steward", mode="before")
     @classmethod
-    def _known_checks(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problems = unknown_keys(value)
+    def _known_checks(cls, value: Any) -> Any:
+        # Before the shape is checked: a misspelt key is named with its closest key.
+        problems = unknown_keys(value) if isinstance(value, Mapping) else []
         if problems:
             raise ValueError("; ".join(problems))
         return value
@@ -160,6 +161,9 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
         return [_parse(data, path)]
     if not isinstance(entries, list) or not entries:
         raise StewardError(f"{path}: 'scenarios:' must be a non-empty list")
+    odd = [str(i) for i, e in enumerate(entries, start=1) if not isinstance(e, dict)]
+    if odd:
+        raise StewardError(f"{path}: scenarios {', '.join(odd)}: each is a mapping with a 'name:'")
     defaults = {k: v for k, v in data.items() if k != "scenarios"}
     merged = [{**defaults, **e, "name": f"{data.get('name')}/{e.get('name')}"} for e in entries]
     return [_parse(m, path) for m in merged if not any(k in m for k in _SIMULATION_KEYS)]
