@@ -29,6 +29,7 @@ a call runs slower but ends the same, and a start that fails leaves no pipeline 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,12 +74,26 @@ from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
+from pipecat_steward.runtime.options import Check, check_options
 from pipecat_steward.testing.lifecycle import Lifecycle
 from pipecat_steward.testing.waiting import WaitBudget
 
 SAMPLE_RATE = 24_000
 _CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands between sentences
 _NOISE = (BotSpeakingFrame, TTSAudioRawFrame, OutputAudioRawFrame, MetricsFrame)
+
+
+def _zero_or_more_seconds(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0
+
+
+_TIMES = {
+    name: Check(_zero_or_more_seconds, "a number of seconds, 0 or more", none=False)
+    for name in ("turn_end_s", "secs_per_word")
+}
+"""The pipeline's times: a negative turn end or speech pace would end turns before they start."""
 
 ProviderSync = Callable[[], Awaitable[int]]
 """Returns once a speech-to-speech provider's fake has handled every message its service sent
@@ -281,6 +296,7 @@ class TextPipeline(Lifecycle):
                 for the client (`PlaybackTransport.messages`).
 
         """
+        check_options({"turn_end_s": turn_end_s, "secs_per_word": secs_per_word}, _TIMES)
         self.llm = llm
         self.provider_sync = provider_sync
         self.context = context if context is not None else LLMContext()
@@ -363,6 +379,8 @@ class TextPipeline(Lifecycle):
         Several calls before `settle` are several transcripts, as an STT service sends them;
         none is lost, and the turn strategy decides whether they make one caller turn.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"the caller says text, not {text!r}")
         frame = TranscriptionFrame(text=text, user_id=self.user_id, timestamp=_iso_now())
         # Here the transcript itself opens the caller's turn, and the aggregator's turn-start
         # interruption flushes its queue: a second transcript already queued would be lost. In

@@ -17,6 +17,10 @@ class Say:
 
     text: str
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"Say takes text, not {self.text!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -26,10 +30,25 @@ class Call:
     args: Mapping[str, Any] = field(default_factory=dict)
     tool_call_id: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"Call takes a tool name, not {self.name!r}")
+        if not isinstance(self.args, Mapping):
+            raise TypeError(f"Call {self.name!r} takes its args as a mapping, not {self.args!r}")
+        if self.tool_call_id is not None and not isinstance(self.tool_call_id, str):
+            raise TypeError(f"Call {self.name!r} takes a tool_call_id as text or None")
+
 
 Action: TypeAlias = Say | Call
 Step: TypeAlias = Action | str | Sequence[Action]
 """One model response: a `Say`, a `Call`, a plain string (a `Say`), or several actions."""
+
+
+def is_step(value: object) -> bool:
+    """Whether ``value`` is a `Step`: a `Say`, a `Call`, a string, or a list of them."""
+    if isinstance(value, (Say, Call, str)):
+        return True
+    return isinstance(value, Sequence) and all(isinstance(v, (Say, Call, str)) for v in value)
 
 
 def split_step(step: Step) -> tuple[str, list[Call]]:

@@ -40,7 +40,7 @@ from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
 from pipecat_steward.pipecat.preempt import split_sentences
-from pipecat_steward.testing.script import Call, Step, split_step
+from pipecat_steward.testing.script import Call, Step, is_step, split_step
 
 Direction = Literal["downstream", "upstream"]
 CallOutcome = Literal["pending", "ok", "error", "refused"]
@@ -159,14 +159,14 @@ class ScriptedLLM(LLMService):
 
         """
         super().__init__(settings=_settings(system_instruction), **kwargs)
-        self._script: list[ScriptItem] = list(script)
+        self._script: list[ScriptItem] = _steps(script)
         self.admit_hidden = admit_hidden
         self.inferences: list[InferenceRecord] = []
         self._pending: dict[str, tuple[InferenceRecord, int]] = {}
 
     def extend(self, steps: Iterable[ScriptItem]) -> None:
         """Append steps to the script."""
-        self._script.extend(steps)
+        self._script.extend(_steps(steps))
 
     @property
     def remaining(self) -> int:
@@ -281,3 +281,20 @@ def _settings(system_instruction: str | None) -> LLMSettings:
     more = ("presence_penalty", "seed", "filter_incomplete_user_turns")
     values: dict[str, Any] = dict.fromkeys(knobs + more + ("user_turn_completion_config",))
     return LLMSettings(model="scripted", system_instruction=system_instruction, **values)
+
+
+def _steps(script: Iterable[ScriptItem]) -> list[ScriptItem]:
+    """The script's steps, each checked: a test's mistake is named where the script is written.
+
+    One string is not a script (its letters would be read as steps, one per inference).
+    """
+    if isinstance(script, (str, bytes)):
+        raise TypeError(f"a script is a list of steps, e.g. [Say({script!r})], not one string")
+    steps = list(script)
+    for index, step in enumerate(steps):
+        if not (isinstance(step, FunctionStep) or callable(step) or is_step(step)):
+            raise TypeError(
+                f"script step {index}: {step!r} is not a step (Say, Call, text, a list of "
+                "them, a FunctionStep or a callable of the context)"
+            )
+    return steps
