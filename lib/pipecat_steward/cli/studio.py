@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not agent_loads(args.agent, "steward studio"):
         return 2
-    if args.replay and not Path(args.replay).is_file():
-        problem = _stored_session_problem(args.replay, args.store)
+    if args.replay:
+        problem = _replay_problem(args.replay, args.store)
         if problem:
             print(f"steward studio: {problem}", file=sys.stderr)
             return 2
@@ -70,6 +70,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     return _serve(args)
+
+
+def _replay_problem(replay: str, store: str | None) -> str | None:
+    """Why ``--replay`` cannot be served (None when it can): a trace file is read whole first."""
+    if not Path(replay).is_file():
+        return _stored_session_problem(replay, store)
+    from pipecat_steward.studio.trace_format import TraceFileError, read_traces
+
+    try:
+        read_traces(Path(replay))
+    except TraceFileError as exc:
+        return str(exc)
+    return None
 
 
 def _stored_session_problem(session: str, store: str | None) -> str | None:

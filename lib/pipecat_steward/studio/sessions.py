@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.events.hub import EventHub
-from pipecat_steward.studio.trace_events import TraceReader, read_traces
+from pipecat_steward.studio.trace_events import TraceReader
+from pipecat_steward.studio.trace_format import read_traces
 
 __all__ = ["SessionSource"]
 

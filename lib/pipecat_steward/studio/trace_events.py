@@ -9,9 +9,7 @@ redacted, persisted in the studio's store and fanned out like any live call's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pipecat_steward.events.publisher import EventPublisher
@@ -29,7 +27,7 @@ from pipecat_steward.events.schema import (
     TransactionEvent,
 )
 
-__all__ = ["TraceReader", "read_traces"]
+__all__ = ["TraceReader"]
 
 _OUTCOMES = {"ok": "ok", "refused": "refused", "vetoed": "vetoed", "veto": "vetoed"}
 _SLOT_KEYS = ("status", "value", "source")
@@ -166,15 +164,3 @@ class TraceReader:
                 status=str(txn.get("status") or ""),
                 state=dict(txn),
             )
-
-
-def read_traces(path: Path) -> list[dict[str, Any]]:
-    """The turn traces of a ``steward simulate --json`` output file (one JSON object a line).
-
-    Header lines a folder run prints (``== name``) and blank lines are skipped.
-    """
-    return [
-        json.loads(line)
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip().startswith("{")
-    ]
