@@ -56,7 +56,7 @@ from pipecat_steward.runtime.handover import (
     exit_parts,
     hand_over,
 )
-from pipecat_steward.runtime.options import check_session_options
+from pipecat_steward.runtime.options import SESSION_OPTIONS, check_session_options
 from pipecat_steward.runtime.oversight import Judge, Oversight, Rider
 from pipecat_steward.runtime.records import BotUtterance, RecordedCall, Source, TurnRecord
 from pipecat_steward.runtime.supervision import Supervisor
@@ -106,22 +106,8 @@ class StewardSession:
         oversight: Oversight | None = None,
         client_messages: bool = True,
     ) -> None:
-        check_session_options(
-            {
-                "state": state,
-                "rng": rng,
-                "event_data": event_data,
-                "channel": channel,
-                "judge": judge,
-                "gate_timeout_s": gate_timeout_s,
-                "checkpointer": checkpointer,
-                "task_timeout_s": task_timeout_s,
-                "on_handover": on_handover,
-                "caller_turns": caller_turns,
-                "oversight": oversight,
-                "client_messages": client_messages,
-            }
-        )
+        # Every parameter but the agent is a session option: all are checked, in one error.
+        check_session_options({k: v for k, v in locals().items() if k in SESSION_OPTIONS})
         self.agent = agent
         self.sends_client_messages = client_messages
         """Whether a client reads the steward's messages (``take_status`` gives none when not)."""
