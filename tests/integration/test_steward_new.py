@@ -62,3 +62,19 @@ def test_new_refuses_an_existing_folder_and_a_bad_name(
     assert (scaffold / "agent.yaml").read_text() == before
     assert main(["new", "not-a-name", "--dir", str(scaffold.parent)]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["123abc", "a-b", "Ünïcode", "two words", "", "x/y"])
+def test_a_bad_name_is_refused_with_what_a_name_takes(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["new", name, "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "an ASCII letter or _ first, then ASCII letters, digits or _" in err, err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["class", "_x", "Desk2"])
+def test_any_identifier_is_a_name(name: str, tmp_path: Path) -> None:
+    assert main(["new", name, "--dir", str(tmp_path)]) == 0
+    assert (tmp_path / name / "agent.yaml").is_file()

@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     """Write the scaffold; exit 2 on a bad name or an existing folder."""
     if not _NAME.match(args.name):
         print(
-            f"steward new: {args.name!r} is not a valid name (letters, digits, _)", file=sys.stderr
+            f"steward new: {args.name!r} is not a valid name: an ASCII letter or _ first, then "
+            "ASCII letters, digits or _ (it names the folder and the agent)",
+            file=sys.stderr,
         )
         return 2
     folder = args.dir / args.name
