@@ -110,9 +110,10 @@ def _idempotency(found: Inspection, tools_py: Path) -> list[Issue]:
 
 def _marked_idempotent(tools_py: Path) -> set[str]:
     """Functions of tools.py decorated ``@idempotent`` (read from the source, not imported)."""
-    if not tools_py.is_file():
+    try:
+        tree = ast.parse(tools_py.read_bytes(), str(tools_py))
+    except (OSError, SyntaxError, ValueError):  # missing or broken: the loader names the problem
         return set()
-    tree = ast.parse(tools_py.read_text(encoding="utf-8"), str(tools_py))
     return {
         node.name
         for node in tree.body
