@@ -15,8 +15,9 @@ Every numeric option of ``steward`` and of ``scripts/`` is declared with one of 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
+
+from pipecat_steward.runtime.options import is_seconds
 
 __all__ = ["PORT", "seconds", "whole_number", "whole_numbers"]
 
@@ -58,7 +59,7 @@ def seconds(*, zero: bool = False) -> Callable[[str], float]:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        if not is_seconds(value, zero=zero):
             least = "0 or more" if zero else "more than 0"
             raise argparse.ArgumentTypeError(f"must be {least} seconds, not {text}")
         return value

@@ -22,7 +22,14 @@ from pipecat_steward.runtime.caller_turns import CallerTurns
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.oversight import Oversight
 
-__all__ = ["SESSION_OPTIONS", "Check", "check_options", "check_session_options", "instance"]
+__all__ = [
+    "SESSION_OPTIONS",
+    "Check",
+    "check_options",
+    "check_session_options",
+    "instance",
+    "is_seconds",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +47,11 @@ class Check:
     none: bool = True
 
 
-def _seconds(value: Any) -> bool:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return number and math.isfinite(value) and value > 0
+def is_seconds(value: object, *, zero: bool = False) -> bool:
+    """Whether ``value`` is a number of seconds: finite and more than 0 (or 0 too, ``zero``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and (value > 0 or (zero and value == 0))
 
 
 def _random_source(value: Any) -> bool:
@@ -60,8 +69,8 @@ SESSION_OPTIONS: dict[str, Check] = {
     "event_data": instance(Mapping, "a mapping of event data by name"),
     "channel": instance(str, "a channel name (text)"),
     "judge": Check(callable, "an async callable that judges a gated step"),
-    "gate_timeout_s": Check(_seconds, "a number of seconds, more than 0"),
-    "task_timeout_s": Check(_seconds, "a number of seconds, more than 0"),
+    "gate_timeout_s": Check(is_seconds, "a number of seconds, more than 0"),
+    "task_timeout_s": Check(is_seconds, "a number of seconds, more than 0"),
     "on_handover": Check(callable, "a callable taking a Handover (sync or async)"),
     "client_messages": instance(bool, "True or False", none=False),
     "checkpointer": instance(Checkpointer, "a Checkpointer (a store and the call's identity)"),

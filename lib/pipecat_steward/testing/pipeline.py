@@ -29,7 +29,6 @@ a call runs slower but ends the same, and a start that fails leaves no pipeline 
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -74,7 +73,7 @@ from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
-from pipecat_steward.runtime.options import Check, check_options
+from pipecat_steward.runtime.options import Check, check_options, is_seconds
 from pipecat_steward.testing.lifecycle import Lifecycle
 from pipecat_steward.testing.waiting import WaitBudget
 
@@ -83,14 +82,8 @@ _CHUNK_SECS = 0.02  # one audio frame; short enough that a barge-in lands betwee
 _NOISE = (BotSpeakingFrame, TTSAudioRawFrame, OutputAudioRawFrame, MetricsFrame)
 
 
-def _zero_or_more_seconds(value: object) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return math.isfinite(value) and value >= 0
-
-
 _TIMES = {
-    name: Check(_zero_or_more_seconds, "a number of seconds, 0 or more", none=False)
+    name: Check(lambda v: is_seconds(v, zero=True), "a number of seconds, 0 or more", none=False)
     for name in ("turn_end_s", "secs_per_word")
 }
 """The pipeline's times: a negative turn end or speech pace would end turns before they start."""
