@@ -11,11 +11,23 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["DOCS", "add_docs_option", "docs_file", "script_module", "write_section"]
+__all__ = [
+    "DOCS",
+    "add_docs_option",
+    "docs_file",
+    "python_scripts",
+    "script_module",
+    "write_section",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
 DOCS = ROOT / "docs" / "benchmarks.md"
+
+
+def python_scripts() -> list[Path]:
+    """The Python scripts of ``scripts/`` (no suffix: named by their first line), sorted."""
+    return sorted(p for p in SCRIPTS.iterdir() if "python" in p.read_text().split("\n", 1)[0])
 
 
 def add_docs_option(parser: argparse.ArgumentParser) -> None:

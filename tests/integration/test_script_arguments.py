@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.bench_support import python_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
@@ -46,21 +47,17 @@ REFUSED = [
 ]
 
 
-def _python_scripts() -> list[Path]:
-    return sorted(p for p in SCRIPTS.iterdir() if p.read_text().split("\n", 1)[0].count("python"))
-
-
 def test_no_script_declares_a_number_argparse_would_take_unbounded() -> None:
     loose = [
         f"{path.name}: {match.group(0)}"
-        for path in _python_scripts()
+        for path in python_scripts()
         for match in re.finditer(r"type=(int|float)\b", path.read_text())
     ]
     assert not loose, f"declare these with pipecat_steward.cli.arguments: {loose}"
 
 
 def test_the_table_names_every_script_with_a_numeric_option() -> None:
-    numeric = {p.name for p in _python_scripts() if "cli.arguments import" in p.read_text()}
+    numeric = {p.name for p in python_scripts() if "cli.arguments import" in p.read_text()}
     assert numeric == {script for script, _, _ in REFUSED}
 
 
@@ -84,11 +81,11 @@ def test_a_bad_number_is_refused_with_the_option_named(
 
 def _writers() -> list[str]:
     """The benches that write a section of docs/benchmarks.md (they take ``--docs``)."""
-    return [p.name for p in _python_scripts() if "add_docs_option(parser)" in p.read_text()]
+    return [p.name for p in python_scripts() if "add_docs_option(parser)" in p.read_text()]
 
 
 def test_every_bench_that_writes_a_section_takes_the_shared_docs_option() -> None:
-    writers = {p.name for p in _python_scripts() if "write_section(" in p.read_text()}
+    writers = {p.name for p in python_scripts() if "write_section(" in p.read_text()}
     assert writers and writers == set(_writers())
 
 

@@ -12,13 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.bench_support import python_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted(
-    p
-    for p in (ROOT / "scripts").iterdir()
-    if p.read_text().startswith("#!") and "python" in p.read_text().splitlines()[0]
-)
+SCRIPTS = python_scripts()
 
 
 def _plain_shell() -> dict[str, str]:
