@@ -148,7 +148,11 @@ async def test_an_interim_guess_the_final_corrects_is_never_used_and_changes_not
     bot: str, name: str, turn_end_s: float
 ) -> None:
     """The guess is the turn's first half: a step made for it is a miss at the inference, or
-    replaced by the final's own step when the turn's end leaves time for one."""
+    replaced by the final's own step when the turn's end leaves time for one.
+
+    With the turn ending on the transcript, whether the final's own step runs before the
+    inference depends on the machine's load (it runs a moment after the transcript), so a
+    wrong guess is a miss or, replaced in time, a hit; never a guess used for other words."""
     spoken, state, stats = await call(
         bot, name, turn_end_s=turn_end_s, guesses=lambda words: halves(words)[0]
     )
@@ -159,5 +163,6 @@ async def test_an_interim_guess_the_final_corrects_is_never_used_and_changes_not
     if turn_end_s:
         assert (stats.hits, stats.misses) == (len(turns), 0)
     else:
-        assert (stats.hits, stats.misses) == (len(turns) - wrong, wrong)
+        assert stats.hits + stats.misses == len(turns)
+        assert stats.misses <= wrong
     assert (spoken, state) == plain[:2]
