@@ -41,14 +41,14 @@ from pipecat.services.llm_service import FunctionCallParams, LLMService
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
+from pipecat_steward.pipecat.attachment import claim_service
 from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     SessionEvent,
     UserTranscript,
 )
-from pipecat_steward.pipecat.hook import StewardHook
-from pipecat_steward.pipecat.providers import Channels, ProviderAdapter, adapter_class, adapter_for
+from pipecat_steward.pipecat.providers import Channels, ProviderAdapter, adapter_for
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.runtime.driver import Driver, InferenceOutcome
 
@@ -166,16 +166,13 @@ class StewardS2S(Steward):
             async with self._lock:
                 pass
 
-    def attach(self, llm: LLMService) -> StewardHook:
-        """Refuse a speech-to-speech service (use ``attach_s2s``); cascaded LLMs as ``Steward``."""
-        if not adapter_class(llm).channels.per_inference_hook:  # a speech-to-speech service
-            raise TypeError(f"{type(llm).__name__} is speech-to-speech: use attach_s2s(llm)")
-        return super().attach(llm)
-
     def attach_s2s(
         self, llm: LLMService, *, respond: bool | None = None, catch_all: bool = True
     ) -> StewardS2S:
         """Register every steward tool's handler on ``llm`` and steer it from session events.
+
+        A steward is attached once, to one speech-to-speech service that has no other steward
+        (see ``pipecat_steward.pipecat.attachment``); any other attach is refused.
 
         Args:
             llm: An OpenAI Realtime, Gemini Live or Nova Sonic service.
@@ -190,6 +187,7 @@ class StewardS2S(Steward):
             This steward.
 
         """
+        llm = claim_service(self, llm, speech_to_speech=True)
         self.llm, self.provider = llm, adapter_for(llm)
         # The model says a preempt on the provider's side: it is recorded when heard.
         self.driver = Driver(self.session, record_preempts=False)

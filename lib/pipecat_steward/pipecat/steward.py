@@ -28,6 +28,7 @@ from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregate
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
+from pipecat_steward.pipecat.attachment import claim_service
 from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
@@ -141,7 +142,12 @@ class Steward:
         return [self.relay]
 
     def attach(self, llm: LLMService) -> StewardHook:
-        """Register the steward's tools on ``llm`` and hook the engine before its inferences."""
+        """Register the steward's tools on ``llm`` and hook the engine before its inferences.
+
+        A steward is attached once, to one cascaded LLM service that has no other steward
+        (see ``pipecat_steward.pipecat.attachment``); any other attach is refused.
+        """
+        llm = claim_service(self, llm, speech_to_speech=False)
         self.tools.register(llm)
         self.relay.ride(llm)  # reads pushes in place when the pipeline has it as an observer
         self.hook = StewardHook(
