@@ -148,6 +148,10 @@ def load_agent(folder: str | Path) -> Agent:
     return found.agent
 
 
+_AGENT_FILES = ("agent.yaml", "tools.py")
+_FOLDER = "an agent folder holds agent.yaml and tools.py"
+
+
 def inspect_agent(folder: str | Path) -> Inspection:
     """Load the agent in ``folder`` and collect every problem instead of stopping at one.
 
@@ -156,10 +160,11 @@ def inspect_agent(folder: str | Path) -> Inspection:
     """
     root = Path(folder)
     config_path = root / "agent.yaml"
+    if root.is_file():
+        hint = f"name its folder, {root.parent}" if root.name in _AGENT_FILES else _FOLDER
+        raise ConfigError(str(root), f"is a file, not an agent folder; {hint}")
     if not config_path.is_file():
-        raise ConfigError(
-            str(root), "no agent.yaml here; an agent folder holds agent.yaml and tools.py"
-        )
+        raise ConfigError(str(root), f"no agent.yaml here; {_FOLDER}")
     data = load_yaml(config_path)
     issues, config = shape_issues(data)
     text = config_path.read_text(encoding="utf-8")
