@@ -25,7 +25,13 @@ from pipecat_steward.runtime.engine import open_session
 from pipecat_steward.runtime.records import Inference, RecordedCall
 from pipecat_steward.runtime.session import ConflictListener, StewardSession
 from pipecat_steward.testing.player import ScenarioPlayer, play_scenario, scenario_setup
-from pipecat_steward.testing.scenario import Scenario, ScenarioInference, ScenarioTurn, TurnClock
+from pipecat_steward.testing.scenario import (
+    Scenario,
+    ScenarioInference,
+    ScenarioTurn,
+    TurnClock,
+    as_scenario,
+)
 
 __all__ = ["DirectPlayer", "ModelPolicy", "run_scenario_direct", "turn_model"]
 
@@ -94,7 +100,7 @@ class DirectPlayer(ScenarioPlayer):
 
 async def run_scenario_direct(
     agent: Agent | str | Path,
-    scenario: Scenario,
+    scenario: Scenario | str | Path,
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
@@ -112,6 +118,7 @@ async def run_scenario_direct(
     ``scenario.turns`` are played too (a caller that reacts to the bot). ``events`` receives
     the call's conversation events.
     """
+    scenario = as_scenario(scenario)  # a scenario file's path, too
     loaded, clock, options = scenario_setup(agent, scenario)
     session = open_session(loaded, clock=clock, checkpointer=checkpointer, **options)
     if on_conflict is not None:

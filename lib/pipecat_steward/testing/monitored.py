@@ -17,7 +17,7 @@ from pipecat_steward.pipecat.monitor import ProcedureMonitor, attach_monitor
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.slm import SLMClient
 from pipecat_steward.testing.player import play_scenario
-from pipecat_steward.testing.scenario import ScenarioTurn
+from pipecat_steward.testing.scenario import ScenarioTurn, as_scenario
 from pipecat_steward.testing.scripted_slm import Behaviour, ScriptedSLM, VerdictOracle
 from pipecat_steward.testing.simulate import PipelinePlayer
 
@@ -82,6 +82,7 @@ async def run_scenario_monitored(
     Returns:
         ``(traces, monitor, extractor)``.
     """
+    scenario = as_scenario(scenario)  # a scenario file's path, too
     player = await MonitoredPlayer.start(agent, scenario)
     player.oracle, player.slm = oracle, scenario.slm
     async with SLMClient(ledger=ledger) as client:

@@ -30,6 +30,7 @@ __all__ = [
     "ScenarioTurn",
     "ScenarioVerdict",
     "TurnClock",
+    "as_scenario",
     "before_turn",
     "resume_point",
     "check_expectations",
@@ -188,6 +189,20 @@ def load_scenario(path: str | Path) -> Scenario:
     if len(scenarios) != 1:
         raise StewardError(f"{path}: holds {len(scenarios)} scripted scenarios; use load_scenarios")
     return scenarios[0]
+
+
+def as_scenario(scenario: Scenario | str | Path) -> Scenario:
+    """A scenario given to a player: itself, or the one scripted scenario of its file.
+
+    Raises:
+        TypeError: ``scenario`` is neither a ``Scenario`` nor a path.
+        StewardError: The file cannot be read or holds no single scripted scenario.
+    """
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, (str, Path)):
+        return load_scenario(scenario)
+    raise TypeError(f"a scenario is a Scenario or its file's path, not {type(scenario).__name__}")
 
 
 def _parse(data: Mapping[str, Any], path: Path) -> Scenario:

@@ -34,6 +34,7 @@ from pipecat_steward.testing.scenario import (
     ScenarioInference,
     ScenarioTurn,
     TurnClock,
+    as_scenario,
     check_expectations,
     load_scenario,
     trace_turn,
@@ -79,7 +80,7 @@ class ScriptedModel:
 
 async def run_scenario(
     agent: Agent | str | Path,
-    scenario: Scenario,
+    scenario: Scenario | str | Path,
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
@@ -95,6 +96,7 @@ async def run_scenario(
     log output (every frame at DEBUG) is off for the run unless ``verbose``. ``events`` receives
     the call's conversation events (the traces are the same events, see ``traces_from_events``).
     """
+    scenario = as_scenario(scenario)  # a scenario file's path, too
     with _pipecat_logs(verbose):
         player = await PipelinePlayer.start(
             agent, scenario, checkpointer=checkpointer, events=events

@@ -31,6 +31,7 @@ from pipecat_steward.testing.scenario import (
     Scenario,
     ScenarioTurn,
     TurnClock,
+    as_scenario,
     turn_record,
 )
 from pipecat_steward.testing.script import Say, Step
@@ -188,7 +189,7 @@ class RealtimePlayer(ScenarioPlayer):
 
 async def run_scenario_s2s(
     agent: Agent | str | Path,
-    scenario: Scenario,
+    scenario: Scenario | str | Path,
     *,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     checkpointer: Checkpointer | None = None,
@@ -201,6 +202,7 @@ async def run_scenario_s2s(
     skipped; the steward saves at every turn boundary by itself. ``events`` receives the call's
     conversation events; ``provider`` is the fake to run on (see ``realtime_run``).
     """
+    scenario = as_scenario(scenario)  # a scenario file's path, too
     loaded, clock, options = scenario_setup(agent, scenario)
     async with realtime_run(
         loaded,
