@@ -42,7 +42,16 @@ from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.exceptions import ConfigError, StewardError
 from pipecat_steward.runtime.dispatch import ToolFn
 
-__all__ = ["Agent", "Engine", "Inspection", "inspect_agent", "load_agent", "load_yaml", "validated_list"]
+__all__ = [
+    "Agent",
+    "Engine",
+    "Inspection",
+    "as_agent",
+    "inspect_agent",
+    "load_agent",
+    "load_yaml",
+    "validated_list",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -132,6 +141,20 @@ def load_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(str(path), "expected a mapping at the top level")
     return cast(dict[str, Any], data)
+
+
+def as_agent(agent: Agent | str | Path) -> Agent:
+    """An agent given to a steward, a session or a player: itself, or loaded from its folder.
+
+    Raises:
+        TypeError: ``agent`` is neither an ``Agent`` nor a folder's path.
+        ConfigError: The folder holds no valid agent (see ``load_agent``).
+    """
+    if isinstance(agent, Agent):
+        return agent
+    if isinstance(agent, (str, Path)):
+        return load_agent(agent)
+    raise TypeError(f"an agent is a loaded Agent or its folder's path, not {type(agent).__name__}")
 
 
 def load_agent(folder: str | Path) -> Agent:

@@ -25,7 +25,7 @@ from pipecat.processors.frame_processor import FrameProcessor
 from pipecat.services.llm_service import LLMService
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent, as_agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.attachment import claim_service
@@ -99,7 +99,7 @@ class Steward:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Agent | str | Path,
         *,
         extra_tools: Collection[FunctionSchema] = (),
         clock: Callable[[], str] | None = None,
@@ -110,7 +110,7 @@ class Steward:
     ) -> None:
         mine = {"supervise": supervise, "events": events, "extra_tools": extra_tools}
         check_options({**mine, "clock": clock, "call_id": call_id, **options}, STEWARD_OPTIONS)
-        self.agent = agent
+        self.agent = agent = as_agent(agent)  # an agent folder's path, too
         self.supervise = supervise
         self.monitor: ProcedureMonitor | None = None
         self.extractor: EntityExtractor | None = None

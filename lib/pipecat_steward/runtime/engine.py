@@ -7,9 +7,10 @@ harness) builds its session here, so an agent runs on the same engine on every p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from pipecat_steward.agent.loader import Agent
+from pipecat_steward.agent.loader import Agent, as_agent
 from pipecat_steward.core.slots import Chooser
 from pipecat_steward.core.state import SessionState
 from pipecat_steward.runtime.checkpointing import Checkpointer
@@ -37,7 +38,7 @@ class SessionOptions(TypedDict, total=False):
 
 
 def open_session(
-    agent: Agent,
+    agent: Agent | str | Path,
     *,
     clock: Callable[[], str] | None = None,
     call_id: str | None = None,
@@ -46,12 +47,13 @@ def open_session(
     """A new session of ``agent``'s engine.
 
     Args:
-        agent: The loaded agent; ``agent.engine`` picks the session class.
+        agent: The agent (or its folder); ``agent.engine`` picks the session class.
         clock: Today's date for transactions (ISO); ignored by the slot engine.
         call_id: Scopes a transaction call's idempotency keys; ignored by the slot engine.
         **options: Passed to the session (``state``, ``rng``, ``checkpointer`` …).
     """
     check_session_options({"clock": clock, "call_id": call_id, **options})
+    agent = as_agent(agent)
     if agent.engine == "transactions":
         return TransactionSession(agent, clock=clock, call_id=call_id, **options)
     return StewardSession(agent, **options)

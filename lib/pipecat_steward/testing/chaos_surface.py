@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent, as_agent
 from pipecat_steward.core.variables import VariableSpec
 
 __all__ = [
@@ -82,7 +82,7 @@ class AgentSurface:
 
 def chaos_agent(agent: Agent | str | Path) -> Agent:
     """The agent with a sensitive variable to carry a canary when it declares none."""
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
+    loaded = as_agent(agent)
     if any(v.sensitive for v in loaded.variables):
         return loaded
     spec = VariableSpec(name=CANARY_VARIABLE, sensitive=True, description="")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.agent.loader import Agent, as_agent
 from pipecat_steward.runtime.records import TurnRecord
 from pipecat_steward.runtime.session import StewardSession
 from pipecat_steward.testing.scenario import (
@@ -127,7 +127,7 @@ def scenario_setup(
         the evidence clock the player sets to each turn's number; and the session options the
         scenario sets (seed, event data, channel and timeouts).
     """
-    loaded = agent if isinstance(agent, Agent) else load_agent(agent)
+    loaded = as_agent(agent)
     options: dict[str, Any] = {
         "rng": random.Random(scenario.seed),
         "event_data": scenario.event_data,
