@@ -3,6 +3,7 @@ redis-server (started on 127.0.0.1 at a free port for this module, no persistenc
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -126,3 +127,59 @@ def test_open_event_store_names_the_forms(tmp_path: Path) -> None:
     assert isinstance(open_event_store(f"sqlite:{tmp_path / 'e.db'}"), SQLiteEventStore)
     with pytest.raises(StoreError, match="sqlite:PATH"):
         open_event_store("postgres://x")
+
+
+# One live publisher per session: a session opened again (a caller reconnecting) ends the
+# previous publisher first. Two at once numbered their events alike and a store kept one event
+# per number (SQLite lost the second publisher's events; memory held duplicate numbers).
+
+
+async def _reconnections(hub: EventHub, session: str, plan: random.Random) -> list[str]:
+    """Random opens, emits and closes on ``session``; the texts emitted while live."""
+    opened: list[EventPublisher] = []
+    kept: list[str] = []
+    for step in range(plan.randint(1, 12)):
+        choice = plan.random()
+        if not opened or choice < 0.3:
+            opened.append(await hub.open(session))
+        elif choice < 0.85:
+            publisher = plan.choice(opened)
+            text = f"step {step}"
+            if publisher.emit(CallerTranscript, text=text) is not None:
+                kept.append(text)
+        else:
+            await plan.choice(opened).aclose("ended")
+    for publisher in opened:
+        await publisher.aclose("ended")
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_a_session_opened_again_keeps_every_event_once(store: EventStore, seed: int) -> None:
+    hub = EventHub(store)
+    session = f"reconnect-{seed}"
+    kept = await _reconnections(hub, session, random.Random(seed))
+    events = await store.read(session)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.text for e in events if isinstance(e, CallerTranscript)] == kept
+    assert session not in hub.live
+
+
+async def test_the_replaced_publisher_ends_as_replaced_and_the_new_one_is_live(
+    store: EventStore,
+) -> None:
+    hub = EventHub(store)
+    first = await hub.open("s")
+    first.emit(CallerTranscript, text="before")
+    second = await hub.open("s")
+    assert first.closed and hub.live == {"s": second}
+    assert first.emit(CallerTranscript, text="too late") is None  # the old connection is over
+    await first.aclose("ended")  # its host ending it later does not end the new one
+    assert hub.live == {"s": second}
+    await hub.close("s")
+    kinds = [(e.kind, getattr(e, "status", None)) for e in await store.read("s")]
+    assert kinds == [
+        ("caller_transcript", None),
+        ("call_ended", "replaced"),
+        ("call_ended", ""),
+    ]

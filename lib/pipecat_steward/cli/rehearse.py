@@ -226,9 +226,9 @@ def _bot(agent_dir: Path, hub: Any = None) -> Any:
         try:
             await runner.run()
         finally:
+            # Its own publisher only (the hub forgets it): a caller who reconnected to this
+            # session has a live one of its own by now, which must not end with this call.
             await rehearsal.steward.events.aclose("ended", "the caller left")
-            if hub is not None:
-                await hub.close(session)
 
     return bot
 

@@ -23,7 +23,10 @@ checkpoints. One publisher per call numbers and redacts them; they are kept per 
 configured store (SQLite by default, a Redis stream when Redis is the store), fanned out live to
 subscribers (the studio), sent to the pipecat client as RTVI server messages, and the
 `steward simulate --json` trace is built from them
-(`pipecat_steward.events.trace.traces_from_events`).
+(`pipecat_steward.events.trace.traces_from_events`). A session has one live publisher: when
+`EventHub.open` is asked for a session that is still live (a caller reconnecting to it), it ends
+the previous publisher first (`call_ended`, status `replaced`) and the new one numbers its
+events after it, so no event is written twice under one number.
 
 ## On the RTVI client
 

@@ -3,6 +3,12 @@
 A host opens a publisher per call with :meth:`EventHub.open`; the studio (or any reader) calls
 :meth:`EventHub.subscribe` with a session id and gets the stored events first, then the live
 ones while the call runs. A session that is not live replays its stored events and ends.
+
+A session has one live publisher: opening it again (a caller who reconnects to the same
+session) ends the previous one first, with ``call_ended`` status ``replaced``, and the new one
+numbers its events after every event the previous one wrote. Two publishers at once would
+number their events alike, and a store keeps one event per number: one would overwrite the
+other. A publisher that closes, by the hub or by its own ``aclose``, stops being live.
 """
 
 from __future__ import annotations
@@ -35,18 +41,29 @@ class EventHub:
         redact: Callable[[str], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> EventPublisher:
-        """A publisher for ``session``; a session already stored continues its ``seq``."""
+        """A publisher for ``session``; a session already stored continues its ``seq``.
+
+        A publisher still live for ``session`` is closed first (see the module docstring).
+        """
+        previous = self.live.get(session)
+        if previous is not None:
+            await previous.aclose("replaced", "the session was opened again")
         stored = await self.store.read(session)
         first = stored[-1].seq + 1 if stored else 1
         publisher = EventPublisher(
             session, store=self.store, redact=redact, clock=clock, first_seq=first
         )
         self.live[session] = publisher
+        publisher.on_close.append(self._forget)
         return publisher
 
+    def _forget(self, publisher: EventPublisher) -> None:
+        if self.live.get(publisher.session) is publisher:
+            del self.live[publisher.session]
+
     async def close(self, session: str, status: str = "", reason: str = "") -> None:
-        """End ``session``'s publisher (emits ``call_ended``, writes what is pending)."""
-        publisher = self.live.pop(session, None)
+        """End ``session``'s live publisher (emits ``call_ended``, writes what is pending)."""
+        publisher = self.live.get(session)
         if publisher is not None:
             await publisher.aclose(status, reason)
 

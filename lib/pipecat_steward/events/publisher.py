@@ -70,6 +70,8 @@ class EventPublisher:
         self.turn = 0
         self._kept: list[str] = []  # the JSON text of every event emitted (see ``events``)
         self.sinks: list[Sink] = []
+        self.on_close: list[Callable[[EventPublisher], None]] = []
+        """Told once the publisher has closed (an ``EventHub`` forgets it)."""
         self.closed = False
         self._start = clock()
         self._queues: list[asyncio.Queue[Any]] = []
@@ -154,6 +156,8 @@ class EventPublisher:
         self.closed = True
         for queue in self._queues:
             queue.put_nowait(_END)
+        for told in self.on_close:
+            told(self)
         await self.flush()
 
     def _persist(self, event: Event) -> None:

@@ -113,7 +113,8 @@ class TextCall:
             self._opening.cancel()
         if self._steward is not None:
             await self._steward.events.aclose("ended", "the studio stopped")
-        await self.hub.close(self.session)
+        if self.publisher is not None:  # its own publisher, also when no steward was made
+            await self.publisher.aclose("ended", "the studio stopped")
         if self._pipeline is not None:
             await self._pipeline.stop()
         if self._steward is not None and self._steward.supervision is not None:
