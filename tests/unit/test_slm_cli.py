@@ -55,7 +55,7 @@ def test_forecast_without_agent_yaml_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["forecast", str(tmp_path / "missing")]) == 2
-    assert "agent.yaml: not found" in capsys.readouterr().err
+    assert "no agent.yaml here" in capsys.readouterr().err  # as every command says it
 
 
 def test_forecast_without_a_stack_names_what_is_missing(

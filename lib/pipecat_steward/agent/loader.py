@@ -46,6 +46,7 @@ __all__ = [
     "Agent",
     "Engine",
     "Inspection",
+    "agent_yaml",
     "as_agent",
     "inspect_agent",
     "load_agent",
@@ -175,6 +176,21 @@ _AGENT_FILES = ("agent.yaml", "tools.py")
 _FOLDER = "an agent folder holds agent.yaml and tools.py"
 
 
+def agent_yaml(folder: str | Path) -> Path:
+    """The ``agent.yaml`` of the agent folder ``folder``.
+
+    Raises:
+        ConfigError: ``folder`` is a file, or holds no ``agent.yaml``.
+    """
+    root = Path(folder)
+    if root.is_file():
+        hint = f"name its folder, {root.parent}" if root.name in _AGENT_FILES else _FOLDER
+        raise ConfigError(str(root), f"is a file, not an agent folder; {hint}")
+    if not (root / "agent.yaml").is_file():
+        raise ConfigError(str(root), f"no agent.yaml here; {_FOLDER}")
+    return root / "agent.yaml"
+
+
 def inspect_agent(folder: str | Path) -> Inspection:
     """Load the agent in ``folder`` and collect every problem instead of stopping at one.
 
@@ -182,12 +198,7 @@ def inspect_agent(folder: str | Path) -> Inspection:
         ConfigError: Only when ``agent.yaml`` is missing, unreadable or not a mapping.
     """
     root = Path(folder)
-    config_path = root / "agent.yaml"
-    if root.is_file():
-        hint = f"name its folder, {root.parent}" if root.name in _AGENT_FILES else _FOLDER
-        raise ConfigError(str(root), f"is a file, not an agent folder; {hint}")
-    if not config_path.is_file():
-        raise ConfigError(str(root), f"no agent.yaml here; {_FOLDER}")
+    config_path = agent_yaml(root)
     data = load_yaml(config_path)
     issues, config = shape_issues(data)
     text = config_path.read_text(encoding="utf-8")

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from pipecat_steward.agent.loader import agent_yaml, load_yaml
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.slm.config import SLMStage
 from pipecat_steward.slm.manifests import load_builtin_table, load_stack
@@ -30,19 +29,13 @@ __all__ = ["agent_stage", "aux_stage"]
 
 
 def _aux_section(agent_dir: Path) -> dict[str, Any]:
-    """Return the ``aux:`` mapping of ``agent_dir/agent.yaml`` (empty when absent)."""
-    path = agent_dir / "agent.yaml"
-    if not path.is_file():
-        raise ConfigError(
-            str(path),
-            "not found; an agent folder needs agent.yaml (its aux: section selects "
-            "the logic_slm stack and overlay)",
-        )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(str(path), f"not valid YAML: {err}") from None
-    aux = data.get("aux") if isinstance(data, dict) else None
+    """Return the ``aux:`` mapping of ``agent_dir/agent.yaml`` (empty when absent).
+
+    The file is found and read as every agent folder is (``agent_yaml``, ``load_yaml``); the
+    rest of it is not checked, so a half-written agent can be forecast.
+    """
+    path = agent_yaml(agent_dir)
+    aux = load_yaml(path).get("aux")
     if aux is not None and not isinstance(aux, dict):
         raise ConfigError(f"{path}:aux", "must be a mapping with optional stack and logic_slm")
     return aux or {}
