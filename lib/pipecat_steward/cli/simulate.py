@@ -70,14 +70,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_files(args: argparse.Namespace) -> int:
     from pipecat_steward.testing.metrics import summarise
-    from pipecat_steward.testing.scenario import load_scenarios
+    from pipecat_steward.testing.scenario import load_scenario_files
 
-    files = sorted(args.scenario.glob("*.yaml")) if args.scenario.is_dir() else [args.scenario]
-    if not files:
-        print(f"steward simulate: no scenario files in {args.scenario}", file=sys.stderr)
-        return 2
     try:
-        scenarios = [s for f in files for s in load_scenarios(f)]
+        scenarios, _ = load_scenario_files([args.scenario])
         headers = len(scenarios) > 1 and not args.metrics and not args.json
         runs = [asyncio.run(_run(args, s, headers)) for s in scenarios]
     except (StewardError, ValueError) as exc:

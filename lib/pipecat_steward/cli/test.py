@@ -19,7 +19,7 @@ from typing import Any
 
 from pipecat_steward.exceptions import StewardError
 
-__all__ = ["Outcome", "add_parser", "run", "scenario_files"]
+__all__ = ["Outcome", "add_parser", "run", "scenario_paths"]
 
 
 def add_parser(sub: Any) -> None:
@@ -49,12 +49,9 @@ class Outcome:
     users: dict[int, str] = field(default_factory=lambda: {})
 
 
-def scenario_files(agent: Path, named: list[Path]) -> list[Path]:
-    """The scenario files to run: each named file, each folder's ``*.yaml``, in order."""
-    files: list[Path] = []
-    for path in named or [agent / "scenarios"]:
-        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
-    return files
+def scenario_paths(agent: Path, named: list[Path]) -> list[Path]:
+    """The scenario files and folders to run: those named, else the agent's ``scenarios/``."""
+    return named or [agent / "scenarios"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,12 +60,9 @@ def run(args: argparse.Namespace) -> int:
         from pipecat_steward.cli.simulate import quiet_pipecat
 
         quiet_pipecat()
-    files = scenario_files(args.agent, list(args.scenarios))
-    if not files:
-        print(f"steward test: no scenario files in {args.scenarios or args.agent / 'scenarios'}")
-        return 2
+    paths = scenario_paths(args.agent, list(args.scenarios))
     try:
-        outcomes = asyncio.run(_run_all(args.agent, files, args.direct))
+        outcomes = asyncio.run(_run_all(args.agent, paths, args.direct))
     except (StewardError, ValueError, OSError) as exc:
         print(f"steward test: {exc}", file=sys.stderr)
         return 2
@@ -79,13 +73,13 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-async def _run_all(agent_dir: Path, files: list[Path], direct: bool) -> list[Outcome]:
+async def _run_all(agent_dir: Path, paths: list[Path], direct: bool) -> list[Outcome]:
     from pipecat_steward.agent.loader import load_agent
-    from pipecat_steward.testing.scenario import load_scenarios, simulation_names
+    from pipecat_steward.testing.scenario import load_scenario_files
 
     agent = load_agent(agent_dir)
-    scenarios = [s for f in files for s in load_scenarios(f)]  # every file loads before any run
-    for name in [n for f in files for n in simulation_names(f)]:
+    scenarios, skipped = load_scenario_files(paths)
+    for name in skipped:
         print(f"SKIP {name} (a persona simulation: run it with pipecat eval)")
     outcomes: list[Outcome] = []
     for scenario in scenarios:

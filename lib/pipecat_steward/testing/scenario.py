@@ -35,6 +35,7 @@ __all__ = [
     "resume_point",
     "check_expectations",
     "load_scenario",
+    "load_scenario_files",
     "load_scenarios",
     "simulation_names",
     "scripted_backend",
@@ -168,6 +169,28 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
     defaults = {k: v for k, v in data.items() if k != "scenarios"}
     merged = [{**defaults, **e, "name": f"{data.get('name')}/{e.get('name')}"} for e in entries]
     return [_parse(m, path) for m in merged if not any(k in m for k in _SIMULATION_KEYS)]
+
+
+def load_scenario_files(paths: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
+    """Every scripted scenario of ``paths`` (files, and each folder's ``*.yaml``), in order.
+
+    Every file loads before any scenario plays. Returns the scenarios and the names of the
+    persona simulations skipped (``pipecat eval`` runs them).
+
+    Raises:
+        StewardError: A file does not load, or the paths hold no scripted scenario (a check
+            that ran nothing must not read as passed).
+    """
+    files = [f for p in paths for f in (sorted(p.glob("*.yaml")) if p.is_dir() else [p])]
+    where = ", ".join(str(p) for p in paths)
+    if not files:
+        raise StewardError(f"no scenario files in {where}")
+    scenarios = [s for f in files for s in load_scenarios(f)]
+    skipped = [n for f in files for n in simulation_names(f)]
+    if not scenarios:
+        also = f" ({len(skipped)} persona simulation(s): run them with pipecat eval)"
+        raise StewardError(f"no scripted scenario in {where}{also if skipped else ''}")
+    return scenarios, skipped
 
 
 def simulation_names(path: str | Path) -> list[str]:
