@@ -8,6 +8,7 @@ naming every bad one in one error.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from pipecat_steward.agent.loader import Agent, load_agent
 from pipecat_steward.core.state import SessionState
+from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.exceptions import ConfigError
 from pipecat_steward.pipecat.s2s import StewardS2S
 from pipecat_steward.pipecat.steward import Steward
@@ -40,10 +42,22 @@ REFUSED: dict[str, list[Any]] = {
     "call_id": [7, b"call-7"],
 }
 
-# The steward's own options (Steward and StewardS2S), with values they cannot take.
+
+def _publisher(*, used: bool = False, closed: bool = False) -> EventPublisher:
+    """A publisher another call has used (its call_started emitted), or one that is closed."""
+    publisher = EventPublisher("another-call")
+    if used:
+        publisher.start("bella_notte")
+    if closed:
+        asyncio.run(publisher.aclose())
+    return publisher
+
+
+# The steward's own options (Steward and StewardS2S), with values they cannot take. A publisher
+# records one call: shared by two stewards, each sent the other's events to its own client.
 STEWARD_REFUSED: dict[str, list[Any]] = {
     "supervise": ["no", None, 1],
-    "events": [object(), "sqlite:calls.db"],
+    "events": [object(), "sqlite:calls.db", _publisher(used=True), _publisher(closed=True)],
     "extra_tools": ["abc", [1], [None], (t for t in ())],
 }
 
@@ -119,3 +133,13 @@ def test_every_refused_option_is_named_in_one_error(agent: Agent) -> None:
         Steward(agent, **bad)
     named = sorted(part.split(":")[0] for part in raised.value.problem.split("; "))
     assert named == sorted(bad)
+
+
+@pytest.mark.parametrize("host", ["Steward", "StewardS2S"])
+def test_a_new_publisher_is_taken_and_a_second_steward_cannot_share_it(
+    host: str, agent: Agent
+) -> None:
+    publisher = EventPublisher("one-call")
+    HOSTS[host](agent, events=publisher)
+    with pytest.raises(ConfigError, match=r"events: takes a new EventPublisher.*1 emitted"):
+        HOSTS[host](agent, events=publisher)

@@ -78,6 +78,10 @@ class EventPublisher:
         self._writes: list[Event] = []
         self._writer: asyncio.Task[None] | None = None
 
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<EventPublisher {self.session!r}: {state}, {self.emitted} emitted>"
+
     def emit(self, kind: type[E], **fields: Any) -> E | None:
         """Build, redact, keep and fan out one event of ``kind``; None once closed."""
         if self.closed:

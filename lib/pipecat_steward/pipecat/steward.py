@@ -62,10 +62,21 @@ def _tool_schemas(value: object) -> bool:
     )
 
 
+def _fresh_publisher(value: object) -> bool:
+    # One publisher records one call from its start: a publisher that has emitted (another
+    # steward's call_started, say) would mix two calls, and each steward would send the
+    # other's events to its own client; a closed one would drop every event unsaid.
+    return isinstance(value, EventPublisher) and not value.closed and value.emitted == 0
+
+
 STEWARD_OPTIONS: dict[str, Check] = {
     **SESSION_OPTIONS,
     "supervise": instance(bool, "True or False", none=False),
-    "events": instance(EventPublisher, "an EventPublisher (e.g. from EventHub.open)"),
+    "events": Check(
+        _fresh_publisher,
+        "a new EventPublisher, open and with nothing emitted (one per call, e.g. from "
+        "EventHub.open)",
+    ),
     "extra_tools": Check(_tool_schemas, "a list of pipecat FunctionSchema", none=False),
 }
 """What ``Steward`` (and ``StewardS2S``) checks as it is made: its own options and the session's."""
