@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pipecat_steward.events.schema import CallStarted, Event, parse_event_or_none
-from pipecat_steward.exceptions import StoreError
+from pipecat_steward.storage.spec import parse_store_spec
 
 __all__ = [
     "EventStore",
@@ -111,18 +111,16 @@ def open_event_store(spec: str) -> EventStore:
     """The event store ``spec`` names: ``memory:``, ``sqlite:PATH`` or ``redis://…``.
 
     Raises:
-        StoreError: When the spec names no known backend (the message lists the forms).
+        StoreError: When the spec names no known backend (the message lists the forms), or
+            its database cannot be opened.
     """
-    if spec in ("memory", "memory:"):
+    kind, target = parse_store_spec(spec, "event")
+    if kind == "memory":
         return MemoryEventStore()
-    if spec.startswith("sqlite:") and len(spec) > len("sqlite:"):
+    if kind == "sqlite":
         from pipecat_steward.events.sqlite_store import SQLiteEventStore
 
-        return SQLiteEventStore(spec.removeprefix("sqlite:"))
-    if spec.startswith(("redis://", "rediss://", "unix://")):
-        from pipecat_steward.events.redis_store import RedisEventStore
+        return SQLiteEventStore(target)
+    from pipecat_steward.events.redis_store import RedisEventStore
 
-        return RedisEventStore(spec)
-    raise StoreError(
-        f"unknown event store {spec!r}; use memory:, sqlite:PATH or redis://HOST:PORT/DB"
-    )
+    return RedisEventStore(target)

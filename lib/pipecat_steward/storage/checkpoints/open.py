@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pipecat_steward.exceptions import StoreError
 from pipecat_steward.storage.checkpoints.contract import CheckpointStore, Clock, system_clock
+from pipecat_steward.storage.spec import parse_store_spec
 
 __all__ = ["open_store"]
-
-_FORMS = "memory:, sqlite:PATH or redis://HOST:PORT/DB"
 
 
 def open_store(
@@ -16,18 +14,18 @@ def open_store(
     """Open the store ``spec`` names: ``memory:``, ``sqlite:PATH`` or ``redis://…``.
 
     Raises:
-        StoreError: When the spec names no known backend (the message lists the forms).
+        StoreError: When the spec names no known backend (the message lists the forms), or
+            its database cannot be opened.
     """
-    if spec in ("memory", "memory:"):
+    kind, target = parse_store_spec(spec, "checkpoint")
+    if kind == "memory":
         from pipecat_steward.storage.checkpoints.memory import MemoryCheckpointStore
 
         return MemoryCheckpointStore(ttl=ttl, clock=clock)
-    if spec.startswith("sqlite:") and len(spec) > len("sqlite:"):
+    if kind == "sqlite":
         from pipecat_steward.storage.checkpoints.sqlite import SQLiteCheckpointStore
 
-        return SQLiteCheckpointStore(spec.removeprefix("sqlite:"), ttl=ttl, clock=clock)
-    if spec.startswith(("redis://", "rediss://", "unix://")):
-        from pipecat_steward.storage.checkpoints.redis_store import RedisCheckpointStore
+        return SQLiteCheckpointStore(target, ttl=ttl, clock=clock)
+    from pipecat_steward.storage.checkpoints.redis_store import RedisCheckpointStore
 
-        return RedisCheckpointStore(spec, ttl=ttl, clock=clock)
-    raise StoreError(f"unknown checkpoint store {spec!r}; use {_FORMS}")
+    return RedisCheckpointStore(target, ttl=ttl, clock=clock)
