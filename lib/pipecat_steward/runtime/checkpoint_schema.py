@@ -64,6 +64,7 @@ class _Offer(_Strict):
 
 class _Payload(_Strict):
     format_version: Literal[1]
+    agent: str | None = None  # the agent that wrote it (older checkpoints do not say)
     state: str
     turns_done: Count
     script: str
@@ -113,11 +114,15 @@ _COUNTERS = tuple(n for n, t in get_type_hints(SessionState).items() if t is int
 """Every ``int`` field of the state is a counter (turns, invocations, revisions …)."""
 
 
-def payload_problem(data: object, *, transactions: bool = False) -> str | None:
+def payload_problem(
+    data: object, *, agent: str | None = None, transactions: bool = False
+) -> str | None:
     """Why ``data`` is not a checkpoint this package can restore, or None when it is.
 
     Args:
         data: The loaded payload.
+        agent: The name of the agent restoring it: a checkpoint another agent wrote (two
+            agents given one identity, say) would put that agent's call into this one.
         transactions: The session runs transactions (``transactions`` must be present).
     """
     if not isinstance(data, Mapping):
@@ -128,6 +133,8 @@ def payload_problem(data: object, *, transactions: bool = False) -> str | None:
         return f"format_version is {found!r}; this version reads format_version {FORMAT_VERSION}"
     problem = _validate(_Payload, json.dumps(raw), "")
     if problem is None:
+        problem = _agent_problem(raw.get("agent"), agent)
+    if problem is None:
         problem = _state_problem(str(raw["state"]))
     if problem is None and transactions:
         text = raw.get("transactions")
@@ -135,6 +142,15 @@ def payload_problem(data: object, *, transactions: bool = False) -> str | None:
             return "transactions: missing (this agent runs transactions)"
         problem = _validate(_Transactions, text, "transactions.")
     return problem
+
+
+def _agent_problem(wrote: object, restoring: str | None) -> str | None:
+    if wrote is None or restoring is None or wrote == restoring:
+        return None
+    return (
+        f"agent: the checkpoint is of agent {wrote!r}, this session runs {restoring!r} (a "
+        "checkpoint restores only into the agent that wrote it: check the identity's agent_id)"
+    )
 
 
 def _state_problem(text: str) -> str | None:

@@ -281,6 +281,7 @@ class StewardSession:
         """Everything needed to resume this conversation, as JSON-safe data."""
         data: dict[str, Any] = {
             "format_version": FORMAT_VERSION,
+            "agent": self.agent.name,
             "state": self.state.to_json(),
             "turns_done": self.turns_done,
             "script": self.script,
@@ -350,7 +351,7 @@ class StewardSession:
 
     def payload_problem(self, data: Mapping[str, Any]) -> str | None:
         """Why ``data`` cannot be restored into this session, or None (the schema check)."""
-        return payload_problem(data)
+        return payload_problem(data, agent=self.agent.name)
 
     async def restore(self) -> bool:
         """Restore by identity before any routing; True when a checkpoint was restored.

@@ -197,7 +197,7 @@ class TransactionSession(StewardSession):
         }
 
     def payload_problem(self, data: Mapping[str, Any]) -> str | None:
-        return payload_problem(data, transactions=True)
+        return payload_problem(data, agent=self.agent.name, transactions=True)
 
     def load_payload(self, data: Mapping[str, Any]) -> None:
         super().load_payload(data)
