@@ -64,7 +64,7 @@ class _Offer(_Strict):
 
 class _Payload(_Strict):
     format_version: Literal[1]
-    agent: str | None = None  # the agent that wrote it (older checkpoints do not say)
+    agent: str | None = None  # the agent that wrote it; None: unnamed, restores into any
     state: str
     turns_done: Count
     script: str
