@@ -50,7 +50,7 @@ TAKEN = [
     "redis://127.0.0.1:6379/0",
     "redis://",
     "rediss://127.0.0.1:6380/2",
-    "unix:///tmp/redis.sock?db=1",
+    "unix://{tmp}/redis.sock?db=1",
 ]
 
 
