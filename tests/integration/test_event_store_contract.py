@@ -22,7 +22,7 @@ from pipecat_steward.events.schema import (
 )
 from pipecat_steward.events.sqlite_store import SQLiteEventStore
 from pipecat_steward.events.store import EventStore, MemoryEventStore, open_event_store
-from pipecat_steward.exceptions import StoreError
+from pipecat_steward.exceptions import ConflictError, StoreError
 
 BACKENDS = ["memory", "sqlite", "redis"]
 CANARY = "778-41-9923"
@@ -183,3 +183,87 @@ async def test_the_replaced_publisher_ends_as_replaced_and_the_new_one_is_live(
         ("call_ended", "replaced"),
         ("call_ended", ""),
     ]
+
+
+# Several workers, one store: a worker that takes a call over (it resumed the call by
+# identity) claims the session's events. A stale worker that still emits afterwards must not
+# number events like the new one's: a store kept one of each number (SQLite lost the new
+# worker's events) or both (memory, Redis). Its writes are refused instead, as a checkpoint
+# save of a worker that lost the call is.
+
+
+async def _second_worker(store: EventStore, tmp_path: Path) -> EventStore:
+    """Another process's connection to ``store``'s data (memory: the same object)."""
+    if isinstance(store, SQLiteEventStore):
+        return SQLiteEventStore(store.path)
+    if isinstance(store, RedisEventStore):
+        return RedisEventStore(
+            aredis.Redis(connection_pool=store.client.connection_pool), prefix=store.prefix
+        )
+    return store
+
+
+async def _takeovers(
+    hubs: list[EventHub], session: str, plan: random.Random
+) -> tuple[list[list[str]], list[EventPublisher]]:
+    """Workers take ``session`` over in turn while the ones they replaced still emit.
+
+    Returns what each publisher emitted before the next one claimed the session (what must be
+    stored, in order), and the publishers that emitted after that (stale).
+    """
+    opened: list[EventPublisher] = []
+    owed: list[list[str]] = []
+    stale: list[EventPublisher] = []
+    for step in range(plan.randint(2, 16)):
+        if not opened or plan.random() < 0.3:
+            opened.append(await plan.choice(hubs).open(session))
+            owed.append([])
+            continue
+        index = plan.randrange(len(opened))
+        text = f"step {step} by worker {index}"
+        if opened[index].emit(CallerTranscript, text=text) is None:
+            continue  # closed by its own hub's reopen
+        await opened[index].flush()
+        if index == len(opened) - 1:
+            owed[index].append(text)
+        else:
+            stale.append(opened[index])
+    return owed, stale
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_a_worker_that_lost_the_call_never_writes_over_the_new_one(
+    store: EventStore, tmp_path: Path, seed: int
+) -> None:
+    other = await _second_worker(store, tmp_path)
+    hubs = [EventHub(store), EventHub(other)]
+    session = f"takeover-{seed}"
+    owed, stale = await _takeovers(hubs, session, random.Random(seed))
+    events = await store.read(session)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    stored = [e.text for e in events if isinstance(e, CallerTranscript)]
+    assert stored == [text for texts in owed for text in texts]
+    assert all(p.fenced for p in stale)  # each was told, and stopped writing
+    if other is not store:
+        await other.close()
+
+
+async def test_a_write_under_an_earlier_claim_is_refused_whole(store: EventStore) -> None:
+    first = await store.claim("c")
+    pub = EventPublisher("c", store=store, writer=first.writer, first_seq=first.next_seq)
+    pub.emit(CallerTranscript, text="mine")
+    await pub.flush()
+    second = await store.claim("c")
+    assert (first.next_seq, second.next_seq) == (1, 2)
+    assert second.writer > first.writer
+    late = EventPublisher("c", first_seq=2)  # events built here, written below
+    late.emit(CallStarted, agent="stale", started_at=99.0)
+    late.emit(CallerTranscript, text="stale")
+    with pytest.raises(ConflictError, match="another worker took the call over"):
+        await store.append(late.events, writer=first.writer)
+    assert [e.text for e in await store.read("c")] == ["mine"]  # nothing of the batch
+    assert [s.agent for s in await store.sessions()] != ["stale"]
+    await store.append(late.events, writer=second.writer)
+    assert [e.seq for e in await store.read("c")] == [1, 2, 3]
+    other = await store.claim("d")  # sessions are claimed apart
+    assert (other.writer, other.next_seq) == (1, 1)

@@ -26,7 +26,10 @@ subscribers (the studio), sent to the pipecat client as RTVI server messages, an
 (`pipecat_steward.events.trace.traces_from_events`). A session has one live publisher: when
 `EventHub.open` is asked for a session that is still live (a caller reconnecting to it), it ends
 the previous publisher first (`call_ended`, status `replaced`) and the new one numbers its
-events after it, so no event is written twice under one number.
+events after it, so no event is written twice under one number. Across workers the store keeps
+that rule: each `open` claims the session in the store, and a worker that lost the call but still
+runs has its events refused from then on (its publisher is `fenced`; it logs one warning), so it
+can neither overwrite the new owner's events nor write between them.
 
 ## On the RTVI client
 

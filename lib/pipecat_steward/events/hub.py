@@ -9,6 +9,10 @@ session) ends the previous one first, with ``call_ended`` status ``replaced``, a
 numbers its events after every event the previous one wrote. Two publishers at once would
 number their events alike, and a store keeps one event per number: one would overwrite the
 other. A publisher that closes, by the hub or by its own ``aclose``, stops being live.
+
+Across processes the store does the same: each ``open`` claims the session in the store
+(``EventStore.claim``), and a publisher of another process that opened it before (a worker
+that lost the call, still running) has its writes refused from then on (it is ``fenced``).
 """
 
 from __future__ import annotations
@@ -43,15 +47,20 @@ class EventHub:
     ) -> EventPublisher:
         """A publisher for ``session``; a session already stored continues its ``seq``.
 
-        A publisher still live for ``session`` is closed first (see the module docstring).
+        A publisher still live for ``session`` is closed first, and any other one, in any
+        process, stops storing (see the module docstring).
         """
         previous = self.live.get(session)
         if previous is not None:
             await previous.aclose("replaced", "the session was opened again")
-        stored = await self.store.read(session)
-        first = stored[-1].seq + 1 if stored else 1
+        claim = await self.store.claim(session)
         publisher = EventPublisher(
-            session, store=self.store, redact=redact, clock=clock, first_seq=first
+            session,
+            store=self.store,
+            redact=redact,
+            clock=clock,
+            first_seq=claim.next_seq,
+            writer=claim.writer,
         )
         self.live[session] = publisher
         publisher.on_close.append(self._forget)

@@ -25,6 +25,7 @@ from loguru import logger
 from pipecat_steward.core.redaction import redact_tree
 from pipecat_steward.events.schema import CallEnded, CallStarted, Event, EventBase
 from pipecat_steward.events.store import EventStore, decode, encode
+from pipecat_steward.exceptions import ConflictError
 
 __all__ = ["EventPublisher", "Sink"]
 
@@ -45,6 +46,10 @@ class EventPublisher:
             it; set ``redaction`` instead to follow secrets that change.
         clock: Monotonic seconds; ``t`` is measured from the publisher's creation.
         first_seq: The ``seq`` of the first event (a resumed call continues its stored events).
+        writer: The store claim its events are written under (``EventStore.claim``; an
+            ``EventHub`` makes one). Once another worker claims the session, the store refuses
+            them: the publisher is then ``fenced`` and stores nothing more, while its live
+            subscribers and sinks still get its events.
     """
 
     def __init__(
@@ -55,10 +60,14 @@ class EventPublisher:
         redact: Callable[[str], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
         first_seq: int = 1,
+        writer: int | None = None,
     ) -> None:
         self.session = session
         self.first_seq = first_seq
         self.store = store
+        self.writer = writer
+        self.fenced = False
+        """True once the store refused this publisher's events: another worker took the call."""
         fixed: Callable[[str], str] = redact or (lambda s: s)
         self.redaction: Callable[[], Callable[[str], str]] = lambda: fixed
         """Gives what redacts the strings of the next event.
@@ -165,7 +174,7 @@ class EventPublisher:
         await self.flush()
 
     def _persist(self, event: Event) -> None:
-        if self.store is None:
+        if self.store is None or self.fenced:
             return
         self._writes.append(event)
         if self._writer is not None and not self._writer.done():
@@ -181,6 +190,9 @@ class EventPublisher:
         while self._writes:
             batch, self._writes = self._writes, []
             try:
-                await self.store.append(batch)
+                await self.store.append(batch, self.writer)
+            except ConflictError as refused:  # the call is another worker's now: stop storing
+                self.fenced, self._writes = True, []
+                logger.warning(f"steward events: {refused}; this worker stores no more events")
             except Exception:  # a store outage must not stop the call; the events stay live
                 logger.exception(f"steward events: could not store {len(batch)} event(s)")

@@ -3,6 +3,8 @@
 A session's events are a stream at ``<prefix>:<session>`` (percent-encoded), each entry holding
 ``seq`` and the event's JSON. Sessions are listed from a sorted set scored by their start time,
 with their agent in a hash, so the newest calls come first without scanning every stream.
+A session's latest writer claim is a counter at ``<prefix>:@writer:<session>``; a write under
+a claim is one Lua script (compare the claim, then add the entries), so no claim slips between.
 """
 
 from __future__ import annotations
@@ -12,11 +14,25 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from pipecat_steward.events.schema import CallStarted, Event
-from pipecat_steward.events.store import SessionSummary, decode, encode
+from pipecat_steward.events.store import (
+    SessionSummary,
+    WriterClaim,
+    check_writer,
+    decode,
+    encode,
+)
 from pipecat_steward.exceptions import StoreError
 from pipecat_steward.storage.redis_client import Redis, RedisError, connect
 
 __all__ = ["RedisEventStore"]
+
+_APPEND_CLAIMED = """
+local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[1]) ~= latest then return latest end
+for i = 2, #ARGV, 2 do redis.call('XADD', KEYS[1], '*', 'seq', ARGV[i], 'data', ARGV[i + 1]) end
+return -1
+"""
+"""Add the entries when ARGV[1] is the session's latest claim: -1, else that claim."""
 
 
 class RedisEventStore:
@@ -30,24 +46,56 @@ class RedisEventStore:
     def __init__(self, url: str | Redis, *, prefix: str = "steward:events") -> None:
         self.client = connect(url)
         self.prefix = prefix
+        self._append_claimed = self.client.register_script(_APPEND_CLAIMED)
 
     def _stream(self, session: str) -> str:
         return f"{self.prefix}:{quote(session, safe='')}"
 
-    async def append(self, events: Sequence[Event]) -> None:
+    def _writer(self, session: str) -> str:
+        return f"{self.prefix}:@writer:{quote(session, safe='')}"
+
+    async def claim(self, session: str) -> WriterClaim:
         try:
-            async with self.client.pipeline(transaction=True) as pipe:
-                for event in events:
-                    fields: dict[Any, Any] = {"seq": event.seq, "data": encode(event)}
-                    pipe.xadd(self._stream(event.session), fields)
-                    if isinstance(event, CallStarted):
-                        pipe.zadd(f"{self.prefix}:@sessions", {event.session: event.started_at})
-                        pipe.hset(f"{self.prefix}:@agents", event.session, event.agent)  # pyright: ignore[reportUnknownMemberType]
-                    else:
-                        pipe.zadd(f"{self.prefix}:@sessions", {event.session: 0}, nx=True)
-                await pipe.execute()
+            writer = int(await self.client.incr(self._writer(session)))
+            # Read after the claim: every write of an earlier one that landed is in the stream.
+            last = await self.client.xrevrange(self._stream(session), count=1)
+        except RedisError as exc:
+            raise StoreError(f"redis claim of session {session!r} failed: {exc}") from exc
+        entries = cast(list[tuple[bytes, dict[bytes, bytes]]], last)
+        return WriterClaim(writer, int(entries[0][1][b"seq"]) + 1 if entries else 1)
+
+    async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
+        try:
+            if writer is not None:
+                for session in dict.fromkeys(event.session for event in events):
+                    await self._add_claimed(session, writer, events)
+            await self._add(events, streams=writer is None)
         except RedisError as exc:
             raise StoreError(f"redis append of {len(events)} event(s) failed: {exc}") from exc
+
+    async def _add_claimed(self, session: str, writer: int, events: Sequence[Event]) -> None:
+        args: list[Any] = [writer]
+        for event in events:
+            if event.session == session:
+                args += [event.seq, encode(event)]
+        keys = [self._stream(session), self._writer(session)]
+        latest = int(cast(int, await self._append_claimed(keys=keys, args=args)))
+        if latest >= 0:
+            check_writer(session, writer, latest)
+
+    async def _add(self, events: Sequence[Event], *, streams: bool) -> None:
+        """Add ``events`` to their streams (``streams``) and the list of sessions."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            for event in events:
+                if streams:
+                    fields: dict[Any, Any] = {"seq": event.seq, "data": encode(event)}
+                    pipe.xadd(self._stream(event.session), fields)
+                if isinstance(event, CallStarted):
+                    pipe.zadd(f"{self.prefix}:@sessions", {event.session: event.started_at})
+                    pipe.hset(f"{self.prefix}:@agents", event.session, event.agent)  # pyright: ignore[reportUnknownMemberType]
+                else:
+                    pipe.zadd(f"{self.prefix}:@sessions", {event.session: 0}, nx=True)
+            await pipe.execute()
 
     async def read(self, session: str, after: int = 0) -> list[Event]:
         try:

@@ -1,19 +1,27 @@
 """Conversation events in SQLite: the embedded default (the checkpoint file can hold them too).
 
 One row per event, keyed by ``(session, seq)``; a second table remembers each session's agent
-and start so the list of past calls reads newest first without scanning events. WAL journal;
+and start so the list of past calls reads newest first without scanning events, and a third
+each session's latest writer claim (checked in the transaction that writes). WAL journal;
 every operation runs in a worker thread, so the event loop never waits on the disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pipecat_steward.events.schema import CallStarted, Event
-from pipecat_steward.events.store import SessionSummary, decode, encode
+from pipecat_steward.events.store import (
+    SessionSummary,
+    WriterClaim,
+    check_writer,
+    decode,
+    encode,
+)
 from pipecat_steward.exceptions import StoreError
 from pipecat_steward.storage.sqlite_thread import ThreadedSQLite, connect
 
@@ -24,6 +32,8 @@ _SCHEMA = (
     "kind TEXT NOT NULL, t REAL NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session, seq))",
     "CREATE TABLE IF NOT EXISTS steward_event_sessions (session TEXT PRIMARY KEY, "
     "agent TEXT NOT NULL, started_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS steward_event_writers (session TEXT PRIMARY KEY, "
+    "writer INTEGER NOT NULL)",
 )
 
 
@@ -47,11 +57,47 @@ class SQLiteEventStore(ThreadedSQLite):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open event database {self.path}: {exc}") from exc
 
-    async def append(self, events: Sequence[Event]) -> None:
-        await self._run(lambda: self._append(events))
+    async def claim(self, session: str) -> WriterClaim:
+        return await self._run(lambda: self._claim(session))
 
-    def _append(self, events: Sequence[Event]) -> None:
+    def _claim(self, session: str) -> WriterClaim:
+        with self._transaction():
+            writer = self._writer(session) + 1
+            self._db.execute(
+                "INSERT OR REPLACE INTO steward_event_writers VALUES (?, ?)", (session, writer)
+            )
+            (last,) = self._db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM steward_events WHERE session = ?", (session,)
+            ).fetchone()
+        return WriterClaim(writer, int(last) + 1)
+
+    async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
+        await self._run(lambda: self._append(events, writer))
+
+    def _append(self, events: Sequence[Event], writer: int | None) -> None:
+        with self._transaction():
+            for session in {event.session for event in events}:
+                check_writer(session, writer, self._writer(session))
+            self._insert(events)
+
+    def _writer(self, session: str) -> int:
+        row = self._db.execute(
+            "SELECT writer FROM steward_event_writers WHERE session = ?", (session,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (another process's waits): committed, or rolled back."""
         self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _insert(self, events: Sequence[Event]) -> None:
         for event in events:
             self._db.execute(
                 "INSERT OR REPLACE INTO steward_events VALUES (?, ?, ?, ?, ?)",
@@ -62,7 +108,6 @@ class SQLiteEventStore(ThreadedSQLite):
                     "INSERT OR REPLACE INTO steward_event_sessions VALUES (?, ?, ?)",
                     (event.session, event.agent, event.started_at),
                 )
-        self._db.execute("COMMIT")
 
     async def read(self, session: str, after: int = 0) -> list[Event]:
         rows = await self._run(

@@ -3,21 +3,30 @@
 Backends: :class:`MemoryEventStore` (tests), ``SQLiteEventStore`` (the embedded default) and
 ``RedisEventStore`` (a Redis stream per session). Open one from a store spec with
 ``open_event_store`` (the same specs as the checkpoint store's ``--store``).
+
+Several workers can write one session (a worker resumes a call another one lost): the one that
+takes it over ``claim``s the session and numbers its events after every stored one. From then
+on a write of an earlier claim is refused with ``ConflictError``, so a stale worker still
+emitting can neither number events like the new one's nor write between them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from pipecat_steward.events.schema import CallStarted, Event, parse_event_or_none
+from pipecat_steward.exceptions import ConflictError
 from pipecat_steward.storage.spec import parse_store_spec
 
 __all__ = [
     "EventStore",
     "MemoryEventStore",
     "SessionSummary",
+    "WriterClaim",
+    "check_writer",
     "decode",
     "encode",
     "open_event_store",
@@ -44,11 +53,36 @@ class SessionSummary:
     last_t: float
 
 
+@dataclass(frozen=True, slots=True)
+class WriterClaim:
+    """A session's events, claimed by one writer (see the module docstring).
+
+    Attributes:
+        writer: The claim's number; the session's later claims have larger ones.
+        next_seq: The ``seq`` after every event stored when the claim was made.
+    """
+
+    writer: int
+    next_seq: int
+
+
 class EventStore(Protocol):
     """Persistence of conversation events (append-only per session)."""
 
-    async def append(self, events: Sequence[Event]) -> None:
-        """Store ``events`` (already redacted, in ``seq`` order) after the session's others."""
+    async def claim(self, session: str) -> WriterClaim:
+        """Make the next writer of ``session`` its only writer (earlier claims are refused)."""
+        ...
+
+    async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
+        """Store ``events`` (already redacted, in ``seq`` order) after the session's others.
+
+        Args:
+            events: Events of one session.
+            writer: The claim they are written under; None writes without one.
+
+        Raises:
+            ConflictError: When ``writer`` is not the session's latest claim (nothing stored).
+        """
         ...
 
     async def read(self, session: str, after: int = 0) -> list[Event]:
@@ -91,8 +125,16 @@ class MemoryEventStore:
 
     def __init__(self) -> None:
         self._events: dict[str, list[str]] = {}
+        self._writers: dict[str, int] = {}
 
-    async def append(self, events: Sequence[Event]) -> None:
+    async def claim(self, session: str) -> WriterClaim:
+        writer = self._writers[session] = self._writers.get(session, 0) + 1
+        texts = self._events.get(session, [])
+        return WriterClaim(writer, max((json.loads(t)["seq"] for t in texts), default=0) + 1)
+
+    async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
+        for session in {event.session for event in events}:
+            check_writer(session, writer, self._writers.get(session, 0))
         for event in events:
             self._events.setdefault(event.session, []).append(encode(event))
 
@@ -105,6 +147,19 @@ class MemoryEventStore:
 
     async def close(self) -> None:
         return None
+
+
+def check_writer(session: str, writer: int | None, latest: int) -> None:
+    """Refuse a write under a claim that is not ``session``'s latest one.
+
+    Raises:
+        ConflictError: Naming both claims.
+    """
+    if writer is not None and writer != latest:
+        raise ConflictError(
+            f"events of session {session!r} are written by claim {latest} now, not {writer}: "
+            "another worker took the call over"
+        )
 
 
 def open_event_store(spec: str) -> EventStore:
