@@ -8,7 +8,9 @@ identity. Across seeded rounds: every call ends as the uninterrupted run, no con
 lost (every executor acts on the reference arguments), no irreversible effect is repeated for one
 idempotency key (the backend's ledger, shared by all processes), keys never repeat between
 calls, and no call ever had a second writer. A frozen worker (SIGSTOP) whose call was taken over
-is fenced when it wakes: its next save conflicts, it fires nothing and writes nothing more.
+is fenced when it wakes: its next save conflicts, it fires nothing and writes nothing more, and
+the event store refuses its conversation events, so each call's stored events stay one
+sequence numbered 1..n.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from typing import Any
 import pytest
 from tests.storage_support.redis_server import redis_server
 
+from pipecat_steward.events.redis_store import RedisEventStore
+from pipecat_steward.events.schema import Event as ConversationEvent
 from pipecat_steward.storage.checkpoints import Identity, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,6 +155,23 @@ def stored(url: str, session: str) -> dict[str, Any]:
     return asyncio.run(_stored(url, session))
 
 
+async def _conversation(url: str, session: str) -> list[ConversationEvent]:
+    store = RedisEventStore(url)
+    try:
+        return await store.read(session)
+    finally:
+        await store.close()
+
+
+def conversation(url: str, session: str) -> list[ConversationEvent]:
+    """The call's stored conversation events, numbered 1..n once each (else the test fails)."""
+    events = asyncio.run(_conversation(url, session))
+    assert [e.seq for e in events] == list(range(1, len(events) + 1)), (
+        f"{session}: two workers numbered events alike: {[e.seq for e in events]}"
+    )
+    return events
+
+
 def outcome(payload: dict[str, Any]) -> dict[str, Any]:
     """The business result of a finished call, free of identity-dependent keys."""
     txns = json.loads(payload["transactions"])
@@ -245,6 +266,7 @@ def check_calls(d: Dispatcher, sessions: list[str], want: dict[str, Any], steps:
         assert outcome(final) == want, f"{session} ended differently from the uninterrupted run"
         assert final["writer"] == ends[0][1]["writer"], "the last write is the finishing worker's"
         assert acts(d, session) == steps, f"{session} acted on other arguments than confirmed"
+        assert conversation(d.url, session)[-1].kind == "call_ended"
 
 
 def check_ledger(d: Dispatcher, calls: int, interrupted: int) -> None:
@@ -315,6 +337,9 @@ def test_a_frozen_worker_is_fenced_when_it_wakes(tmp_path: Path) -> None:
             assert [e["event"] for e in woke] == ["conflict", "stopped"], woke
             assert woke[0]["message"]["type"] == "steward_conflict"
             assert woke[1]["version"] == frozen_at, "the zombie wrote nothing after waking"
+            assert woke[1]["fenced"] is True, "the event store refused the zombie's events"
+            ends = [e for e in conversation(url, "z") if e.kind == "call_ended"]
+            assert [getattr(e, "status", None) for e in ends] == ["done"], ends
             assert stored(url, "z") == taken and outcome(taken) == want
             assert outcome(stored(url, "other")) == want, "its other call was not disturbed"
             assert acts(d, "z") == steps

@@ -5,7 +5,9 @@ stdin, one command a line:
 
 - ``run SESSION`` drives the call ``local/order_desk/SESSION`` (scenario ``long_session``)
   with the direct driver and a Redis ``Checkpointer`` by identity: a call another worker started
-  is restored and resumed where its checkpoint left it. Calls run concurrently.
+  is restored and resumed where its checkpoint left it. Calls run concurrently. Each call's
+  conversation events go to the same Redis (``RedisEventStore``) through the worker's
+  ``EventHub``, as a deployment's studio reads them.
 - ``run SESSION PAUSE`` also stops this whole process (SIGSTOP on itself) right after turn
   ``PAUSE`` is checkpointed: a worker frozen at a known point (a long GC pause, a partition).
 - ``quit`` exits once every call has ended.
@@ -14,7 +16,8 @@ It reports on stdout, one JSON object a line: ``ready``; ``exec`` when an execut
 (session, tool, arguments with the idempotency key); ``turn`` after each checkpointed turn
 (session, turn, version); ``conflict`` when another worker took a call over (the listener then
 ends that call by cancelling its task, as an app ends its pipeline); ``done`` / ``stopped``
-when a call ends (session, writer token, version, store writes).
+when a call ends (session, writer token, version, store writes, events emitted and whether the
+event store refused this worker's events: ``fenced``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from pipecat_steward.agent.loader import Agent, load_agent
+from pipecat_steward.events import EventHub
+from pipecat_steward.events.redis_store import RedisEventStore
 from pipecat_steward.runtime.checkpointing import Checkpointer
 from pipecat_steward.runtime.dispatch import ToolFn
 from pipecat_steward.storage.checkpoints import CheckpointStore, Identity, open_store
@@ -65,9 +70,12 @@ def reporting(agent: Agent, session: str) -> Agent:
     return dataclasses.replace(agent, tools={n: wrap(n, f) for n, f in agent.tools.items()})
 
 
-async def drive(store: CheckpointStore, scenario: Scenario, session: str, pause: int) -> None:
+async def drive(
+    store: CheckpointStore, hub: EventHub, scenario: Scenario, session: str, pause: int
+) -> None:
     """Drive one call to its end, or until another worker takes it over."""
     checkpointer = Checkpointer(store, Identity("local", "order_desk", session))
+    events = await hub.open(session)
     task = asyncio.current_task()
 
     def on_turn(trace: dict[str, Any]) -> None:
@@ -88,20 +96,25 @@ async def drive(store: CheckpointStore, scenario: Scenario, session: str, pause:
             on_turn=on_turn,
             checkpointer=checkpointer,
             on_conflict=on_conflict,
+            events=events,
         )
     except asyncio.CancelledError:
         end = "stopped"
+    await events.aclose(end)
     emit(
         end,
         session=session,
         writer=checkpointer.writer,
         version=checkpointer.version,
         saves=checkpointer.saves,
+        emitted=events.emitted,
+        fenced=getattr(events, "fenced", None),
     )
 
 
 async def serve(url: str) -> None:
     store, scenario = open_store(url), load_scenario(SCENARIO)
+    hub = EventHub(RedisEventStore(url))
     reader = ThreadPoolExecutor(1)
     calls: list[asyncio.Task[None]] = []
     emit("ready", pid=os.getpid())
@@ -110,9 +123,10 @@ async def serve(url: str) -> None:
         if line[0] == "quit":
             break
         pause = int(line[2]) if len(line) > 2 else 0
-        calls.append(asyncio.create_task(drive(store, scenario, line[1], pause)))
+        calls.append(asyncio.create_task(drive(store, hub, scenario, line[1], pause)))
     await asyncio.gather(*calls)
     await store.close()
+    await hub.store.close()
 
 
 if __name__ == "__main__":
