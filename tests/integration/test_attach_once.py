@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipecat.pipeline.llm_switcher import LLMSwitcher
+from pipecat.pipeline.service_switcher import ServiceSwitcherStrategyManual
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 from pipecat.services.tts_service import TTSService
 
@@ -119,6 +121,57 @@ class _TTS(TTSService):
         yield None
 
 
+def switcher(*services: Any) -> LLMSwitcher:
+    return LLMSwitcher(list(services), ServiceSwitcherStrategyManual)
+
+
+def switcher_member_taken(taken_by: Callable[[Any], Any]) -> Callable[[], None]:
+    """A switcher one of whose services is steered already: none of them is touched."""
+
+    def case() -> None:
+        free, taken = cascaded(), mixin()
+        taken_by(taken)
+        steward = Steward(AGENT)
+        before = _looks(free)
+        _refused_untouched(
+            lambda: steward.attach(switcher(free, taken)), taken, StewardError, "already"
+        )
+        assert _looks(free) == before and steward.hook is None
+        assert steward.attach(cascaded()) is not None  # the refused attach claimed nothing
+
+    return case
+
+
+def switcher_after_member() -> None:
+    steward, member, other = Steward(AGENT), cascaded(), cascaded()
+    steward.attach(member)
+    _refused_untouched(lambda: steward.attach(switcher(other, member)), other, StewardError, "once")
+
+
+def switcher_then_member() -> None:
+    steward, free = Steward(AGENT), cascaded()
+    member = cascaded()
+    steward.attach(switcher(member, free))
+    _refused_untouched(lambda: Steward(AGENT).attach(member), member, StewardError, "already")
+
+
+def switcher_wrong_member(member: Callable[[], Any], words: str) -> Callable[[], None]:
+    def case() -> None:
+        free = cascaded()
+        steward = Steward(AGENT)
+        _refused_untouched(lambda: steward.attach(switcher(free, member())), free, TypeError, words)
+        assert steward.hook is None
+
+    return case
+
+
+def switcher_service_twice() -> None:
+    llm = cascaded()
+    _refused_untouched(
+        lambda: Steward(AGENT).attach(switcher(llm, llm)), llm, StewardError, "one service twice"
+    )
+
+
 NOT_LLM = "takes a pipecat LLM service"
 CASES: dict[str, Callable[[], None]] = {
     "same cascaded service twice": same_service_twice(cascaded),
@@ -145,6 +198,19 @@ CASES: dict[str, Callable[[], None]] = {
         StewardS2S, "attach_s2s", cascaded, "is a cascaded LLM service"
     ),
     "attach_s2s(None)": wrong_kind(StewardS2S, "attach_s2s", lambda: None, NOT_LLM),
+    "a switcher with a service another steward has": switcher_member_taken(
+        lambda llm: Steward(AGENT).attach(llm)
+    ),
+    "a switcher, after one of its services": switcher_after_member,
+    "a switcher's service, to a second steward": switcher_then_member,
+    "a switcher holding a speech-to-speech service": switcher_wrong_member(
+        realtime, "use StewardS2S(...).attach_s2s(llm)"
+    ),
+    "a switcher holding a TTS service": switcher_wrong_member(_TTS, NOT_LLM),
+    "a switcher holding one service twice": switcher_service_twice,
+    "attach_s2s(a switcher)": wrong_kind(
+        StewardS2S, "attach_s2s", lambda: switcher(cascaded(), cascaded()), NOT_LLM
+    ),
 }
 
 

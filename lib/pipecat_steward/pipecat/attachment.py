@@ -7,6 +7,9 @@ to a second service would leave the first one hooked to a session it no longer w
 attach that would do any of that is refused before it touches the service or the steward, and
 so is a service of the wrong kind for the attach (something that is no LLM service, or a
 speech-to-speech one given to the cascaded ``attach``).
+
+A pipecat ``LLMSwitcher`` (a primary service and its failover, say) is attached as one: its
+services are all claimed by the steward, which hooks each of them over the one session.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from pipecat.pipeline.llm_switcher import LLMSwitcher
 from pipecat.services.llm_service import LLMService
 
 from pipecat_steward.exceptions import StewardError
@@ -22,7 +26,7 @@ from pipecat_steward.pipecat.providers import adapter_class
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.steward import Steward
 
-__all__ = ["claim_service"]
+__all__ = ["claim_service", "claim_services"]
 
 # Which steward steers each service; weak, so a finished call's service is not kept alive.
 _STEWARDS: weakref.WeakKeyDictionary[LLMService, Steward] = weakref.WeakKeyDictionary()
@@ -45,7 +49,34 @@ def claim_service(steward: Steward, llm: object, *, speech_to_speech: bool) -> L
         TypeError: ``llm`` is no LLM service, or not of the kind this attach steers.
         StewardError: The steward is attached already, or the service has another steward.
     """
-    service = _kind_checked(llm, speech_to_speech)
+    return claim_services(steward, llm, speech_to_speech=speech_to_speech)[0]
+
+
+def claim_services(steward: Steward, llm: object, *, speech_to_speech: bool) -> list[LLMService]:
+    """``claim_service`` for an LLM service or a pipecat ``LLMSwitcher`` of cascaded ones.
+
+    A switcher's services are one steward's together (only the active one infers): each is
+    checked as a service would be, and none is claimed unless all can be.
+
+    Returns:
+        The services the steward now steers: ``llm``, or the switcher's, in its order.
+    """
+    if isinstance(llm, LLMSwitcher) and not speech_to_speech:
+        services = [_kind_checked(member, speech_to_speech) for member in llm.llms]
+    else:
+        services = [_kind_checked(llm, speech_to_speech)]
+    if len({id(service) for service in services}) < len(services):
+        raise StewardError("this LLMSwitcher holds one service twice: list each service once")
+    for service in services:
+        _check_free(steward, service)
+    for service in services:
+        _STEWARDS[service] = steward
+    _SERVICES[steward] = ", ".join(type(service).__name__ for service in services)
+    return services
+
+
+def _check_free(steward: Steward, service: LLMService) -> None:
+    """Refuse ``steward``'s attach to ``service`` when either is taken (see the module docstring)."""
     name = type(service).__name__
     attached = _SERVICES.get(steward)
     if attached is not None and _STEWARDS.get(service) is steward:
@@ -63,9 +94,6 @@ def claim_service(steward: Steward, llm: object, *, speech_to_speech: bool) -> L
             f"this {name} already has a steward; two would both steer its calls: "
             "make one steward per call and attach each to its own LLM service"
         )
-    _STEWARDS[service] = steward
-    _SERVICES[steward] = name
-    return service
 
 
 def _kind_checked(llm: object, speech_to_speech: bool) -> LLMService:

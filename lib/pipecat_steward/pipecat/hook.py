@@ -77,6 +77,7 @@ class StewardHook:
         *,
         apply_system: ApplySystem | None = None,
         driver: Driver | None = None,
+        shared: _Shared | None = None,
     ) -> None:
         self.session = session
         self.tools = tools
@@ -84,7 +85,7 @@ class StewardHook:
         self.base_prompt = base_prompt
         self.apply_system = apply_system or self._update_llm_settings
         self.driver = driver or Driver(session)
-        self._shared = _Shared()
+        self._shared = shared or _Shared()
         self._last_system: tuple[str | None, str | None, str] = (None, None, "")
         self._sees_calls = isinstance(llm, LLMService)
         # Applied to the service itself, its instruction is read there: a change made by anyone
@@ -113,6 +114,22 @@ class StewardHook:
         )
         twin._shared = self._shared  # pyright: ignore[reportPrivateUsage]
         return twin
+
+    def sibling(self, llm: LLMService) -> StewardHook:
+        """A hook of its own for ``llm``, one more service steering this hook's session.
+
+        For the services of a pipecat ``LLMSwitcher``: only the active one infers, and its hook
+        shares this one's session, tools, driver and seen-turn bookkeeping, so a switch between
+        two inferences is no new conversation. Its instruction is applied to its own service.
+        """
+        return StewardHook(
+            self.session,
+            self.tools,
+            llm,
+            self.base_prompt,
+            driver=self.driver,
+            shared=self._shared,
+        )
 
     async def on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.observers.base_observer import BaseObserver
+from pipecat.pipeline.llm_switcher import LLMSwitcher
 from pipecat.processors.frame_processor import FrameProcessor
 from pipecat.services.llm_service import LLMService
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
@@ -28,7 +29,7 @@ from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregate
 from pipecat_steward.agent.loader import Agent, as_agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
-from pipecat_steward.pipecat.attachment import claim_service
+from pipecat_steward.pipecat.attachment import claim_services
 from pipecat_steward.pipecat.client_messages import send_client_messages
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
@@ -134,7 +135,8 @@ class Steward:
         self.relay.bus.tap(self._anticipate, kinds=(UserTranscript,))
         self.relay.on_interim(self._anticipate_interim)
         self.events = attach_events(self, events)  # the call's conversation events (docs/events.md)
-        self.hook: StewardHook | None = None
+        self._hooks: list[StewardHook] = []  # one per service attached (see ``hook``)
+        self._switcher: LLMSwitcher | None = None
         # The open caller turn's final transcripts, as the user aggregator will join them.
         self._heard: _Words = (0, [])
         # The words to anticipate: those finals, then the interim guess when one came since.
@@ -152,24 +154,37 @@ class Steward:
         """Observers to give the pipeline worker."""
         return [self.relay]
 
-    def attach(self, llm: LLMService) -> StewardHook:
+    def attach(self, llm: LLMService | LLMSwitcher) -> StewardHook:
         """Register the steward's tools on ``llm`` and hook the engine before its inferences.
 
         A steward is attached once, to one cascaded LLM service that has no other steward
-        (see ``pipecat_steward.pipecat.attachment``); any other attach is refused.
+        (see ``pipecat_steward.pipecat.attachment``); any other attach is refused. A pipecat
+        ``LLMSwitcher`` counts as one service: each of its services gets the tools and a hook
+        of its own over the one session, and ``hook`` is the active service's.
+
+        Returns:
+            The hook of ``llm`` (of a switcher's first service).
         """
-        llm = claim_service(self, llm, speech_to_speech=False)
-        self.tools.register(llm)
-        self.relay.ride(llm)  # reads pushes in place when the pipeline has it as an observer
-        self.hook = StewardHook(
-            self.session, self.tools, llm, self.agent.prompt, driver=self.driver
+        services = claim_services(self, llm, speech_to_speech=False)
+        first = StewardHook(
+            self.session, self.tools, services[0], self.agent.prompt, driver=self.driver
         )
-        if isinstance(llm, StewardLLMMixin):
-            llm.steward_hook = self.hook
-        else:
-            attach(llm, self.hook)
-        self._supervise(llm)
-        return self.hook
+        self._hooks = [first, *(first.sibling(service) for service in services[1:])]
+        self._switcher = llm if isinstance(llm, LLMSwitcher) else None
+        for service, hook in zip(services, self._hooks, strict=True):
+            self.tools.register(service)
+            _install(service, hook)
+        self.relay.ride(services[0])  # reads pushes in place when the pipeline observes it
+        self._supervise(services[0])
+        return first
+
+    @property
+    def hook(self) -> StewardHook | None:
+        """The hook of the service that infers now (None until ``attach``)."""
+        if self._switcher is None or len(self._hooks) < 2:
+            return self._hooks[0] if self._hooks else None
+        active = self._switcher.active_llm
+        return next((h for h in self._hooks if h.llm is active), self._hooks[0])
 
     def on_conflict(self, listener: ConflictListener) -> ConflictListener:
         """Call ``listener`` once when another worker takes this call over (usable as a decorator).
@@ -260,3 +275,11 @@ class Steward:
         action = self.driver.anticipate(concatenate_aggregated_text(words[1]))
         if action is not None and self.hook is not None:
             self.hook.prepare(action)  # its instruction too, while the turn ends
+
+
+def _install(service: LLMService, hook: StewardHook) -> None:
+    """Hook ``hook`` into ``service``: a mixin's slot, else its wrapped ``process_frame``."""
+    if isinstance(service, StewardLLMMixin):
+        service.steward_hook = hook
+    else:
+        attach(service, hook)
