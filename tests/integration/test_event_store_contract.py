@@ -265,5 +265,7 @@ async def test_a_write_under_an_earlier_claim_is_refused_whole(store: EventStore
     assert [s.agent for s in await store.sessions()] != ["stale"]
     await store.append(late.events, writer=second.writer)
     assert [e.seq for e in await store.read("c")] == [1, 2, 3]
+    (listed,) = await store.sessions()  # a claimed write lists its session as any write does
+    assert (listed.session, listed.agent, listed.started_at, listed.events) == ("c", "stale", 99, 3)
     other = await store.claim("d")  # sessions are claimed apart
     assert (other.writer, other.next_seq) == (1, 1)

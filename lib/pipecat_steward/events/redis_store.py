@@ -29,10 +29,20 @@ __all__ = ["RedisEventStore"]
 _APPEND_CLAIMED = """
 local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
 if tonumber(ARGV[1]) ~= latest then return latest end
-for i = 2, #ARGV, 2 do redis.call('XADD', KEYS[1], '*', 'seq', ARGV[i], 'data', ARGV[i + 1]) end
+local session = ARGV[2]
+for i = 3, #ARGV, 4 do
+  redis.call('XADD', KEYS[1], '*', 'seq', ARGV[i], 'data', ARGV[i + 1])
+  if ARGV[i + 2] == '' then
+    redis.call('ZADD', KEYS[3], 'NX', 0, session)
+  else
+    redis.call('ZADD', KEYS[3], ARGV[i + 2], session)
+    redis.call('HSET', KEYS[4], session, ARGV[i + 3])
+  end
+end
 return -1
 """
-"""Add the entries when ARGV[1] is the session's latest claim: -1, else that claim."""
+"""When ARGV[1] is the session's latest claim, add each event (seq, JSON, and for a
+``call_started`` its start and agent) and list the session: -1; else that claim."""
 
 
 class RedisEventStore:
@@ -66,35 +76,45 @@ class RedisEventStore:
 
     async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
         try:
-            if writer is not None:
-                for session in dict.fromkeys(event.session for event in events):
-                    await self._add_claimed(session, writer, events)
-            await self._add(events, streams=writer is None)
+            if writer is None:
+                await self._add(events)
+                return
+            for session in dict.fromkeys(e.session for e in events):
+                await self._add_claimed(
+                    session, writer, [e for e in events if e.session == session]
+                )
         except RedisError as exc:
             raise StoreError(f"redis append of {len(events)} event(s) failed: {exc}") from exc
 
     async def _add_claimed(self, session: str, writer: int, events: Sequence[Event]) -> None:
-        args: list[Any] = [writer]
+        """Add one session's ``events`` in one script, if ``writer`` is its latest claim."""
+        args: list[Any] = [writer, session]
         for event in events:
-            if event.session == session:
-                args += [event.seq, encode(event)]
-        keys = [self._stream(session), self._writer(session)]
+            start, agent = ("", "")
+            if isinstance(event, CallStarted):
+                start, agent = repr(event.started_at), event.agent
+            args += [event.seq, encode(event), start, agent]
+        keys = [self._stream(session), self._writer(session), *self._index()]
         latest = int(cast(int, await self._append_claimed(keys=keys, args=args)))
         if latest >= 0:
             check_writer(session, writer, latest)
 
-    async def _add(self, events: Sequence[Event], *, streams: bool) -> None:
-        """Add ``events`` to their streams (``streams``) and the list of sessions."""
+    def _index(self) -> list[str]:
+        """The sorted set of sessions by start, and the hash of their agents."""
+        return [f"{self.prefix}:@sessions", f"{self.prefix}:@agents"]
+
+    async def _add(self, events: Sequence[Event]) -> None:
+        """Add ``events`` to their streams and the list of sessions, in one transaction."""
+        sessions, agents = self._index()
         async with self.client.pipeline(transaction=True) as pipe:
             for event in events:
-                if streams:
-                    fields: dict[Any, Any] = {"seq": event.seq, "data": encode(event)}
-                    pipe.xadd(self._stream(event.session), fields)
+                fields: dict[Any, Any] = {"seq": event.seq, "data": encode(event)}
+                pipe.xadd(self._stream(event.session), fields)
                 if isinstance(event, CallStarted):
-                    pipe.zadd(f"{self.prefix}:@sessions", {event.session: event.started_at})
-                    pipe.hset(f"{self.prefix}:@agents", event.session, event.agent)  # pyright: ignore[reportUnknownMemberType]
+                    pipe.zadd(sessions, {event.session: event.started_at})
+                    pipe.hset(agents, event.session, event.agent)  # pyright: ignore[reportUnknownMemberType]
                 else:
-                    pipe.zadd(f"{self.prefix}:@sessions", {event.session: 0}, nx=True)
+                    pipe.zadd(sessions, {event.session: 0}, nx=True)
             await pipe.execute()
 
     async def read(self, session: str, after: int = 0) -> list[Event]:
