@@ -8,10 +8,9 @@ every operation runs in a worker thread, so the event loop never waits on the di
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipecat_steward.events.schema import CallStarted, Event
@@ -61,7 +60,7 @@ class SQLiteEventStore(ThreadedSQLite):
         return await self._run(lambda: self._claim(session))
 
     def _claim(self, session: str) -> WriterClaim:
-        with self._transaction():
+        with self._write_transaction():
             writer = self._writer(session) + 1
             self._db.execute(
                 "INSERT OR REPLACE INTO steward_event_writers VALUES (?, ?)", (session, writer)
@@ -75,7 +74,7 @@ class SQLiteEventStore(ThreadedSQLite):
         await self._run(lambda: self._append(events, writer))
 
     def _append(self, events: Sequence[Event], writer: int | None) -> None:
-        with self._transaction():
+        with self._write_transaction():
             for session in {event.session for event in events}:
                 check_writer(session, writer, self._writer(session))
             self._insert(events)
@@ -85,17 +84,6 @@ class SQLiteEventStore(ThreadedSQLite):
             "SELECT writer FROM steward_event_writers WHERE session = ?", (session,)
         ).fetchone()
         return int(row[0]) if row else 0
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One write transaction (another process's waits): committed, or rolled back."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def _insert(self, events: Sequence[Event]) -> None:
         for event in events:

@@ -8,9 +8,10 @@ error rolls back the open transaction and leaves as a ``StoreError`` naming the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
@@ -45,6 +46,21 @@ class ThreadedSQLite:
     path: Path
     _db: sqlite3.Connection
     _lock: threading.Lock
+
+    @contextlib.contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        """One write transaction, committed, or rolled back on any error (run it in ``_run``).
+
+        The write lock is taken first (another process's writer waits), so what the body reads
+        is still so when it writes: a version or a writer claim checked, then the write.
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.to_thread(self._locked, fn)

@@ -110,8 +110,7 @@ class SQLiteCheckpointStore(ThreadedSQLite, EncodingStore):
     def _save(
         self, identity: Identity, kind: str, data: bytes, expected: int, ttl: float | None
     ) -> int:
-        self._db.execute("BEGIN IMMEDIATE")  # take the write lock before reading the version
-        try:
+        with self._write_transaction():  # the write lock before the version is read
             now = self.clock()
             row = self._db.execute(
                 f"SELECT version, expires_at FROM checkpoints WHERE {_KEY}", _params(identity)
@@ -123,10 +122,6 @@ class SQLiteCheckpointStore(ThreadedSQLite, EncodingStore):
                 "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (*_params(identity), current + 1, kind, data, now, self._expires(now, ttl)),
             )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
         return current + 1
 
     async def list(
