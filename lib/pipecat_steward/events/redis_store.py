@@ -3,8 +3,9 @@
 A session's events are a stream at ``<prefix>:<session>`` (percent-encoded), each entry holding
 ``seq`` and the event's JSON. Sessions are listed from a sorted set scored by their start time,
 with their agent in a hash, so the newest calls come first without scanning every stream.
-A session's latest writer claim is a counter at ``<prefix>:@writer:<session>``; a write under
-a claim is one Lua script (compare the claim, then add the entries), so no claim slips between.
+A session's latest writer claim is a counter at ``<prefix>:@writer:<session>``. Every write is
+one Lua script per session (compare the claim when there is one, then add the entries and list
+the session), so no claim slips between the check and the write.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from pipecat_steward.storage.redis_client import Redis, RedisError, connect
 
 __all__ = ["RedisEventStore"]
 
-_APPEND_CLAIMED = """
+_APPEND = """
 local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
-if tonumber(ARGV[1]) ~= latest then return latest end
+if ARGV[1] ~= '' and tonumber(ARGV[1]) ~= latest then return latest end
 local session = ARGV[2]
 for i = 3, #ARGV, 4 do
   redis.call('XADD', KEYS[1], '*', 'seq', ARGV[i], 'data', ARGV[i + 1])
@@ -41,8 +42,9 @@ for i = 3, #ARGV, 4 do
 end
 return -1
 """
-"""When ARGV[1] is the session's latest claim, add each event (seq, JSON, and for a
-``call_started`` its start and agent) and list the session: -1; else that claim."""
+"""When ARGV[1] is the session's latest claim (or empty: written without one), add each event
+(seq, JSON, and for a ``call_started`` its start and agent) and list the session: -1; else the
+latest claim."""
 
 
 class RedisEventStore:
@@ -56,7 +58,7 @@ class RedisEventStore:
     def __init__(self, url: str | Redis, *, prefix: str = "steward:events") -> None:
         self.client = connect(url)
         self.prefix = prefix
-        self._append_claimed = self.client.register_script(_APPEND_CLAIMED)
+        self._append_script = self.client.register_script(_APPEND)
 
     def _stream(self, session: str) -> str:
         return f"{self.prefix}:{quote(session, safe='')}"
@@ -76,46 +78,28 @@ class RedisEventStore:
 
     async def append(self, events: Sequence[Event], writer: int | None = None) -> None:
         try:
-            if writer is None:
-                await self._add(events)
-                return
             for session in dict.fromkeys(e.session for e in events):
-                await self._add_claimed(
-                    session, writer, [e for e in events if e.session == session]
-                )
+                await self._add(session, writer, [e for e in events if e.session == session])
         except RedisError as exc:
             raise StoreError(f"redis append of {len(events)} event(s) failed: {exc}") from exc
 
-    async def _add_claimed(self, session: str, writer: int, events: Sequence[Event]) -> None:
-        """Add one session's ``events`` in one script, if ``writer`` is its latest claim."""
-        args: list[Any] = [writer, session]
+    async def _add(self, session: str, writer: int | None, events: Sequence[Event]) -> None:
+        """Add one session's ``events`` in one script (under ``writer``'s claim, if given)."""
+        args: list[Any] = ["" if writer is None else writer, session]
         for event in events:
             start, agent = ("", "")
             if isinstance(event, CallStarted):
                 start, agent = repr(event.started_at), event.agent
             args += [event.seq, encode(event), start, agent]
-        keys = [self._stream(session), self._writer(session), *self._index()]
-        latest = int(cast(int, await self._append_claimed(keys=keys, args=args)))
+        keys = [
+            self._stream(session),
+            self._writer(session),
+            f"{self.prefix}:@sessions",
+            f"{self.prefix}:@agents",
+        ]
+        latest = int(cast(int, await self._append_script(keys=keys, args=args)))
         if latest >= 0:
             check_writer(session, writer, latest)
-
-    def _index(self) -> list[str]:
-        """The sorted set of sessions by start, and the hash of their agents."""
-        return [f"{self.prefix}:@sessions", f"{self.prefix}:@agents"]
-
-    async def _add(self, events: Sequence[Event]) -> None:
-        """Add ``events`` to their streams and the list of sessions, in one transaction."""
-        sessions, agents = self._index()
-        async with self.client.pipeline(transaction=True) as pipe:
-            for event in events:
-                fields: dict[Any, Any] = {"seq": event.seq, "data": encode(event)}
-                pipe.xadd(self._stream(event.session), fields)
-                if isinstance(event, CallStarted):
-                    pipe.zadd(sessions, {event.session: event.started_at})
-                    pipe.hset(agents, event.session, event.agent)  # pyright: ignore[reportUnknownMemberType]
-                else:
-                    pipe.zadd(sessions, {event.session: 0}, nx=True)
-            await pipe.execute()
 
     async def read(self, session: str, after: int = 0) -> list[Event]:
         try:
