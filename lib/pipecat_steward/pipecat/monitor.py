@@ -147,8 +147,8 @@ class ProcedureMonitor(SeatedListener):
         self.llm = llm
         self.client = client
         self.stage = stage
-        self.provider = provider or _adapter(steward, llm)
-        self.channels = self.provider.channels
+        self._provider = provider or _adapter(steward, llm)
+        self.channels = self._provider.channels
         self.rider = (not self.channels.silent_note) if rider is None else rider
         self.timeout = timeout
         self.clock = clock
@@ -174,6 +174,18 @@ class ProcedureMonitor(SeatedListener):
         )
 
     # -- wiring ---------------------------------------------------------------------------
+
+    @property
+    def provider(self) -> ProviderAdapter:
+        """The adapter notes and interruptions go through: the one of the service inferring now.
+
+        With the steward steering a switcher of ``llm``, the switcher's active service: an
+        interruption broadcast from a service that is not generating would leave the one that
+        is talking on. A switcher's services are all cascaded, so their channels are alike.
+        """
+        mine = self._provider
+        active = self.steward.serving(mine.llm)
+        return mine if active is mine.llm else adapter_for(active)
 
     def _plug(self) -> None:
         """Plug the judge (and, if riding, the rider) into the oversight."""

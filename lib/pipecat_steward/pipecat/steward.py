@@ -186,6 +186,18 @@ class Steward:
         active = self._switcher.active_llm
         return next((h for h in self._hooks if h.llm is active), self._hooks[0])
 
+    def serving(self, llm: FrameProcessor) -> FrameProcessor:
+        """The service that infers in ``llm``'s place now.
+
+        When ``llm`` is a service of the switcher this steward steers, the switcher's active
+        service (what reaches the model, a note or an interruption, must reach that one);
+        otherwise ``llm`` itself.
+        """
+        hook = self.hook
+        if self._switcher is None or hook is None or all(h.llm is not llm for h in self._hooks):
+            return llm
+        return hook.llm
+
     def on_conflict(self, listener: ConflictListener) -> ConflictListener:
         """Call ``listener`` once when another worker takes this call over (usable as a decorator).
 
