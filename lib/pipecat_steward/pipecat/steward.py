@@ -193,10 +193,8 @@ class Steward:
         service (what reaches the model, a note or an interruption, must reach that one);
         otherwise ``llm`` itself.
         """
-        hook = self.hook
-        if self._switcher is None or hook is None or all(h.llm is not llm for h in self._hooks):
-            return llm
-        return hook.llm
+        hook = self.hook  # without a switcher, the one hook: ``llm`` itself when it is hooked
+        return hook.llm if hook is not None and any(h.llm is llm for h in self._hooks) else llm
 
     def on_conflict(self, listener: ConflictListener) -> ConflictListener:
         """Call ``listener`` once when another worker takes this call over (usable as a decorator).
