@@ -159,13 +159,26 @@ def section(
     results: Results,
     min_calls: int = 1,
     processes: int = 1,
+    variants: Sequence[tuple[str, str]] = (),
 ) -> str:
+    """The Markdown section of ``results``.
+
+    Args:
+        results: Each bot's runs and memory.
+        min_calls: Calls per round at least.
+        processes: Processes the rounds ran in.
+        variants: The variants measured, each a (short name, description): the section is
+            then ``## Load (names)``, its own, and says what each variant is.
+    """
     machine = (
         f"{os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
     )
+    title = "Load" + (f" ({', '.join(name for name, _ in variants)})" if variants else "")
     lines = [
-        "## Load",
+        f"## {title}",
         "",
+        *(f"Variant: {description}." for _, description in variants),
+        *([""] if variants else []),
         f"Measured by `scripts/bench_load` on a machine with {machine}: N copies of one scenario "
         "at once in one process through real pipelines (text mode, scripted model), **plain** "
         "(no steward: the model makes the tool calls the steward's model made in the reference "

@@ -47,15 +47,26 @@ def test_bench_smoke(name: str, tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir()), "a benchmark removes its temporary files"
 
 
-@pytest.mark.parametrize("flag", ["--no-client-messages", "--rtvi"])
-def test_bench_load_measures_a_variant_without_writing_it(flag: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flag", "title"), [("--no-client-messages", "no client messages"), ("--rtvi", "with RTVI")]
+)
+def test_bench_load_writes_a_variant_to_a_section_of_its_own(
+    flag: str, title: str, tmp_path: Path
+) -> None:
     # --no-client-messages: the steward of a call no client reads; --rtvi: both variants with
-    # pipecat's RTVI processor and observer. A variant runs in the child processes too; it
-    # never replaces the recorded section.
-    variant = [*SMOKE_ARGS["bench_load"], flag]
-    done = _run("bench_load", [*variant, "--no-write"], tmp_path)
+    # pipecat's RTVI processor and observer. A variant runs in the child processes too, and
+    # its section never replaces the recorded one of the default pipelines.
+    work = tmp_path / "work"
+    work.mkdir()
+    docs = tmp_path / "benchmarks.md"
+    recorded = "## Load\n\nThe default pipelines' table.\n"
+    docs.write_text(f"# Benchmarks\n\n{recorded}\n## Other\n\nKept.\n", encoding="utf-8")
+    done = _run("bench_load", [*SMOKE_ARGS["bench_load"], flag, "--docs", str(docs)], work)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "bella_notte, N=2" in done.stdout
-    assert done.stdout.count("Variant: ") == 1, "the output says which variant it measured"
-    refused = _run("bench_load", variant, tmp_path)
-    assert refused.returncode == 2 and f"{flag} measures a variant" in refused.stderr
+    assert done.stdout.startswith(f"## Load ({title})\n"), done.stdout[:200]
+    assert done.stdout.count("Variant: ") == 1, "the section says which variant it measured"
+    written = docs.read_text(encoding="utf-8")
+    assert recorded in written and "## Other\n\nKept.\n" in written
+    assert written.count(f"## Load ({title})\n") == 1
+    assert "bella_notte, N=2" in written.split(f"## Load ({title})")[1]
+    assert not list(work.iterdir()), "a benchmark removes its temporary files"
