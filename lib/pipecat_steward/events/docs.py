@@ -29,7 +29,11 @@ the previous publisher first (`call_ended`, status `replaced`) and the new one n
 events after it, so no event is written twice under one number. Across workers the store keeps
 that rule: each `open` claims the session in the store, and a worker that lost the call but still
 runs has its events refused from then on (its publisher is `fenced`; it logs one warning), so it
-can neither overwrite the new owner's events nor write between them.
+can neither overwrite the new owner's events nor write between them. A call's checkpoint is
+written only once every event before it is stored: a worker killed right after a checkpoint
+leaves in the store every event of the progress that checkpoint holds, and the worker that
+resumes the call from it numbers its own events after them. (Events of the moments after the
+last checkpoint may be lost with the worker, as that progress is: the call resumes before it.)
 
 ## On the RTVI client
 

@@ -11,8 +11,11 @@ happened (every relay event, the end of a turn, the end of the call).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from loguru import logger
 
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.schema import (
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
 __all__ = ["SessionRecorder", "record_session"]
 
 Transaction = Callable[["StewardSession"], dict[str, Any] | None]
+
+_STORE_ROUNDS = 3  # sync-and-store rounds before a checkpoint; more events than that keep coming
+STORE_WAIT_S = 2.0
+"""How long a checkpoint waits for the event store: one that does not answer holds no call."""
 
 
 class SessionRecorder:
@@ -77,6 +84,7 @@ class SessionRecorder:
         self._monitor: dict[str, int] = {}
         self._queued: tuple[Any, ...] = ()
         self._base: int | None = None
+        self._storing: asyncio.Future[None] | None = None  # the last wait for the store
 
     def sync(self) -> None:
         """Emit everything the session recorded since the last call.
@@ -92,6 +100,38 @@ class SessionRecorder:
         self._transaction()
         self._checkpoint()
         self._corrections()
+
+    async def store_before_checkpoint(self) -> None:
+        """Emit what the session recorded and wait until every event emitted is stored.
+
+        The session awaits this before each checkpoint it writes, so a worker killed after a
+        checkpoint leaves every event of the progress that checkpoint holds in the store (the
+        worker that resumes the call continues from it). Events emitted while the store wrote
+        are synced and stored too: nothing awaits between the last check and the checkpoint.
+
+        A store that has not answered within ``STORE_WAIT_S`` holds the checkpoint no longer
+        (a warning says so), and the checkpoints after it do not wait while it still has not:
+        the call goes on, and its events are stored when the store answers.
+        """
+        publisher = self.publisher
+        if publisher.store is None or publisher.fenced:
+            return  # nothing is stored (or no longer by this worker): nothing to wait for
+        if self._storing is not None and not self._storing.done():
+            return  # the store is still behind from an earlier checkpoint
+        for _ in range(_STORE_ROUNDS):
+            self.sync()
+            emitted = publisher.emitted
+            self._storing = asyncio.ensure_future(publisher.flush())
+            done, _ = await asyncio.wait({self._storing}, timeout=STORE_WAIT_S)
+            if not done:
+                logger.warning(
+                    f"steward events: the event store did not answer in {STORE_WAIT_S:g} s; "
+                    "checkpointing without waiting for it"
+                )
+                return
+            self.sync()
+            if publisher.emitted == emitted:
+                return
 
     def end_turn(self, number: int | None = None) -> None:
         """Sync, then mark the caller turn as over.
@@ -326,7 +366,9 @@ def record_session(
 ) -> SessionRecorder:
     """A recorder of ``session`` onto ``publisher``, redacting as the session's traces do."""
     publisher.redaction = session.secrets.bound
-    return SessionRecorder(session, publisher, monitor=monitor, transaction=transaction_summary)
+    recorder = SessionRecorder(session, publisher, monitor=monitor, transaction=transaction_summary)
+    session.before_checkpoint.append(recorder.store_before_checkpoint)
+    return recorder
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:

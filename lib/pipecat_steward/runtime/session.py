@@ -127,6 +127,8 @@ class StewardSession:
         """Messages for the client queued outside the engine."""
         self.before_take: list[Callable[[], None]] = []
         """Called as the outbox is taken: a producer completes the messages it queued there."""
+        self.before_checkpoint: list[Callable[[], Awaitable[None]]] = []
+        """Awaited before each checkpoint is written: the call's events are stored first."""
         self.bot_said = ""
         """What the bot said last (as records keep it): a bare yes accepts what it offered."""
         self.state = state or SessionState()
@@ -305,6 +307,11 @@ class StewardSession:
         """Checkpoint now (a no-op without a store, or once another worker took the call)."""
         if self.checkpointer is None or self.conflict is not None:
             return
+        for store_first in list(self.before_checkpoint):
+            try:
+                await store_first()
+            except Exception:  # the checkpoint matters more than the events before it
+                logger.exception("steward: storing the events before a checkpoint failed")
         try:
             await self.checkpointer.save(self.payload())
         except VersionConflict as exc:
