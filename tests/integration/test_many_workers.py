@@ -197,12 +197,22 @@ def acts(d: Dispatcher, session: str) -> list[tuple[str, str]]:
     return seen
 
 
-def reference(d: Dispatcher) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def heard(url: str, session: str) -> list[str]:
+    """The caller's words in the call's stored events, each turn once.
+
+    A turn a kill cut short is played again by the worker that resumes the call, so its words
+    can be stored twice in a row; a turn whose events were lost with a killed worker is missing.
+    """
+    said = [e.text for e in conversation(url, session) if e.kind == "caller_transcript"]
+    return [text for i, text in enumerate(said) if i == 0 or said[i - 1] != text]
+
+
+def reference(d: Dispatcher) -> tuple[dict[str, Any], list[tuple[str, str]], list[str]]:
     """The uninterrupted run of one call on a worker of its own."""
     (w,) = d.start(1)
     d.assign(w, "reference")
     d.finish(w)
-    return outcome(stored(d.url, "reference")), acts(d, "reference")
+    return outcome(stored(d.url, "reference")), acts(d, "reference"), heard(d.url, "reference")
 
 
 def in_executor(worker: Worker) -> bool:
@@ -258,7 +268,9 @@ def kill_round(d: Dispatcher, number: int, rng: random.Random) -> dict[str, int]
     }
 
 
-def check_calls(d: Dispatcher, sessions: list[str], want: dict[str, Any], steps: list[Any]) -> None:
+def check_calls(
+    d: Dispatcher, sessions: list[str], want: dict[str, Any], steps: list[Any], words: list[str]
+) -> None:
     for session in sessions:
         ends = [(w, e) for w, e in d.events("done") if e["session"] == session]
         assert len(ends) == 1, f"{session} must end exactly once, on one worker: {ends}"
@@ -267,6 +279,8 @@ def check_calls(d: Dispatcher, sessions: list[str], want: dict[str, Any], steps:
         assert final["writer"] == ends[0][1]["writer"], "the last write is the finishing worker's"
         assert acts(d, session) == steps, f"{session} acted on other arguments than confirmed"
         assert conversation(d.url, session)[-1].kind == "call_ended"
+        # Events are stored before each checkpoint: no turn's events die with a killed worker.
+        assert heard(d.url, session) == words, f"{session}: the stored events lost a turn"
 
 
 def check_ledger(d: Dispatcher, calls: int, interrupted: int) -> None:
@@ -291,12 +305,12 @@ def test_workers_killed_mid_call_hand_every_call_to_another_worker(
     with redis_server(tmp_path) as url:
         d = Dispatcher(url, tmp_path / "ledger.json")
         try:
-            want, steps = reference(d)
+            want, steps, words = reference(d)
             assert [tool for tool, _ in steps] == ["cancel_order", "contest_charge", "track_order"]
             for number in range(ROUNDS):
                 totals.update(kill_round(d, number, rng))
             sessions = [f"r{n}-c{i}" for n in range(ROUNDS) for i in range(CALLS)]
-            check_calls(d, sessions, want, steps)
+            check_calls(d, sessions, want, steps, words)
             check_ledger(d, len(sessions) + 1, totals["resumed"])
             assert not d.events("conflict"), "no call ever had two live writers"
         finally:
@@ -315,7 +329,7 @@ def test_a_frozen_worker_is_fenced_when_it_wakes(tmp_path: Path) -> None:
     with redis_server(tmp_path) as url:
         d = Dispatcher(url, tmp_path / "ledger.json")
         try:
-            want, steps = reference(d)
+            want, steps, _ = reference(d)
             zombie, taker = d.start(2)
             d.assign(zombie, "other")  # a call of the frozen worker nobody takes over
             d.assign(zombie, "z", pause=2)  # freezes once the cancellation awaits its "yes"
