@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, cast
 
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.variables import JsonValue, Origin, VariableChange
 from pipecat_steward.exceptions import StateError
 
@@ -231,7 +232,7 @@ def variable_changes(before: SessionState, after: SessionState) -> tuple[Variabl
     changes: list[VariableChange] = []
     for name in names:
         old, new = before.variables.get(name), after.variables.get(name)
-        if old != new or (name in before.variables) != (name in after.variables):
+        if not same_value(old, new) or (name in before.variables) != (name in after.variables):
             record = after.slots.get(name) or before.slots.get(name)
             changes.append(VariableChange(name, old, new, record.origin if record else "program"))
     return tuple(changes)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.schema import (
     BotUtteranceEvent,
@@ -235,7 +236,7 @@ class SessionRecorder:
             if was is None and now[0] == "empty":
                 continue
             reported[name] = record
-            if now == was:
+            if same_value(now, was):
                 continue
             self.publisher.emit(
                 SlotChange,
@@ -274,7 +275,7 @@ class SessionRecorder:
                 ],
                 "last_violation": proc.get("last_violation"),
             }
-            if self._checklist.get(proc["key"]) != fields:
+            if not same_value(self._checklist.get(proc["key"]), fields):
                 self._checklist[proc["key"]] = fields
                 self.publisher.emit(ChecklistStatus, **fields)
 

@@ -203,8 +203,10 @@ _PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 def _frozen(value: object) -> object:
     """``value`` as a snapshot that compares by value (structures copied, objects by their text)."""
-    if type(value) in _PLAIN:
+    if type(value) is str:
         return value
+    if type(value) in _PLAIN:  # typed: 0 == False, but their texts (what is redacted) differ
+        return (type(value), value)
     if isinstance(value, Mapping):
         items = cast(Mapping[object, object], value).items()
         return ("{}", tuple((k, _frozen(v)) for k, v in items))

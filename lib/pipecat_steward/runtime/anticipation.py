@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from loguru import logger
 
 from pipecat_steward.agent.loader import Agent
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import Chooser, EngineStep, step
 from pipecat_steward.core.state import SessionState
 
@@ -141,9 +142,16 @@ def _same(inputs: StepInputs, source: StepSource, words: str, first_turn: bool) 
         inputs.words == words
         and inputs.first_turn == first_turn
         and inputs.channel == source.channel
-        and inputs.event_data == source.event_data
         and inputs.state == source.state
+        and same_value(inputs.event_data, source.event_data)
+        and same_value(inputs.state.variables, source.state.variables)
+        and same_value(_slot_values(inputs.state), _slot_values(source.state))
     )
+
+
+def _slot_values(state: SessionState) -> dict[str, object]:
+    """Each slot's value: ``==`` on the state would take a ``0`` for a ``False`` there."""
+    return {name: record.value for name, record in state.slots.items()}
 
 
 class StepAnticipation:

@@ -30,6 +30,7 @@ from pipecat_steward.core.procedures import (
     remember_block,
     start_session,
 )
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.variables import JsonValue
 
 __all__ = ["Supervisor"]
@@ -104,7 +105,7 @@ class Supervisor:
         time it was asked: the client's message and the recorder's events read the same one.
         """
         last = self._status
-        if last is None or last[0] != self.state or last[1] != variables:
+        if last is None or last[0] != self.state or not same_value(last[1], variables):
             last = self._status = (
                 self.state,
                 dict(variables),
@@ -120,7 +121,9 @@ class Supervisor:
         payload of ``status``: it is sent as it is, never changed.
         """
         status = self.status(variables)
-        if status is self._sent or status == self._sent:  # the same payload: no comparison
+        if status is self._sent or same_value(
+            status, self._sent
+        ):  # the same payload: no comparison
             return []
         self._sent = status
         return [status]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import CompiledFlow, propose
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue, VariableSpec, coerce
@@ -126,7 +127,7 @@ def merge_extraction(
             refused.append((name, why or "null after coercion"))
         elif name in flow.slot:
             slots.append((name, _record(by_name[name], value, context, state.turn)))
-        elif state.variables.get(name) != value:
+        elif not same_value(state.variables.get(name), value):
             plain[name] = value
     return _apply(flow, state, slots, plain, tuple(refused))
 

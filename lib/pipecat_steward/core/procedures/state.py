@@ -17,6 +17,7 @@ from pipecat_steward.core.expressions import Expression
 from pipecat_steward.core.expressions.operators import truthy
 from pipecat_steward.core.procedures.compiler import Checklist, CompiledProcedures
 from pipecat_steward.core.procedures.steps import ProcedureStep
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.variables import JsonValue, VariableChange
 
 __all__ = [
@@ -190,7 +191,7 @@ class Writer:
 
     def set(self, name: str, value: JsonValue) -> None:
         old = self.variables.get(name)
-        if name not in self.variables or old != value:
+        if name not in self.variables or not same_value(old, value):
             self.variables[name] = value
             self.changes.append(VariableChange(name, old, value, "program"))
 
