@@ -7,9 +7,10 @@ inside an executor, and hands every interrupted call to another worker, which re
 identity. Across seeded rounds: every call ends as the uninterrupted run, no confirmed slot is
 lost (every executor acts on the reference arguments), no irreversible effect is repeated for one
 idempotency key (the backend's ledger, shared by all processes), keys never repeat between
-calls, and no call ever had a second writer. A frozen worker (SIGSTOP) whose call was taken over
-is fenced when it wakes: its next save conflicts, it fires nothing and writes nothing more, and
-the event store refuses its conversation events, so each call's stored events stay one
+calls, no call ever had a second writer, and each call's stored conversation events hold every
+turn's caller words, as the uninterrupted call's do. A frozen worker (SIGSTOP) whose call was
+taken over is fenced when it wakes: its next save conflicts, it fires nothing and writes nothing
+more, and the event store refuses its conversation events, so each call's stored events stay one
 sequence numbered 1..n.
 """
 
