@@ -121,9 +121,8 @@ class Supervisor:
         payload of ``status``: it is sent as it is, never changed.
         """
         status = self.status(variables)
-        if status is self._sent or same_value(
-            status, self._sent
-        ):  # the same payload: no comparison
+        # The very payload last sent needs no comparison; an equal new one is no news either.
+        if status is self._sent or same_value(status, self._sent):
             return []
         self._sent = status
         return [status]
