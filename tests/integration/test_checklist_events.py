@@ -25,6 +25,7 @@ from pipecat_steward.core.procedures import (
     done_name,
     procedure_status,
 )
+from pipecat_steward.core.sameness import same_value
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
 from pipecat_steward.events.schema import ChecklistStatus
@@ -119,6 +120,25 @@ def test_the_events_show_the_checklist_after_any_changes(agent: Agent) -> None:
             _apply(session, op)
             recorder.sync()
             assert _shown(publisher) == _current(session)
+
+    run()
+
+
+def test_a_checklist_worked_out_again_to_the_same_value_is_the_same_payload(agent: Agent) -> None:
+    """Its readers (the recorder, the client's take) tell "nothing new" by identity."""
+
+    @settings(max_examples=200, deadline=None)
+    @given(_operations(agent))
+    def run(operations: list[tuple[Any, ...]]) -> None:
+        session = open_session(agent)
+        supervisor = session.supervisor
+        assert supervisor is not None
+        before = supervisor.status(session.state.variables)
+        for op in operations:
+            _apply(session, op)
+            after = supervisor.status(session.state.variables)
+            assert (after is before) == same_value(_truth(session), before)
+            before = after
 
     run()
 

@@ -115,3 +115,13 @@ def test_an_anticipated_step_is_used_when_nothing_changed() -> None:
     session.state = session.state.copy()
     session.anticipation.take(session, "for two please", first_turn=False)
     assert session.anticipation.stats.hits == 1
+
+
+def test_an_object_is_the_same_value_as_itself() -> None:
+    """As in Python's own container comparison: a copy of a mapping shares its values."""
+    nan = float("nan")
+    shared: list[Any] = [nan, {"n": 1}]
+    assert same_value(nan, nan)
+    assert same_value({"a": shared}, {"a": shared})
+    assert same_value([shared], [shared])
+    assert not same_value(nan, float("nan"))

@@ -18,9 +18,11 @@ def same_value(left: object, right: object) -> bool:
     """``left == right``, with every value inside of the same type on both sides.
 
     Equality is tried first (at C speed, and most comparisons find a difference there); only
-    equal values are walked to compare their types.
+    equal values are walked to compare their types. One object is the same value as itself,
+    as Python's own container comparison assumes (a caller's copy of a mapping shares its
+    values, so comparing it with the live one costs one identity check per entry).
     """
-    return bool(left == right) and _same_types(left, right)
+    return left is right or (bool(left == right) and _same_types(left, right))
 
 
 def _same_types(left: object, right: object) -> bool:
@@ -31,10 +33,11 @@ def _same_types(left: object, right: object) -> bool:
     if kind is dict:
         other = cast(dict[object, object], right)
         for key, value in cast(dict[object, object], left).items():
-            if not _same_types(value, other[key]):  # equal dicts have the same keys
+            paired = other[key]  # equal dicts have the same keys
+            if value is not paired and not _same_types(value, paired):
                 return False
         return True
     if kind is list or kind is tuple:
         pairs = zip(cast(list[object], left), cast(list[object], right), strict=True)
-        return all(_same_types(a, b) for a, b in pairs)
+        return all(a is b or _same_types(a, b) for a, b in pairs)
     return True

@@ -103,14 +103,15 @@ class Supervisor:
 
         Worked out again only when the procedure state or the variables differ from the last
         time it was asked: the client's message and the recorder's events read the same one.
+        A payload worked out again to the same value is the last one, the very object: its
+        readers tell "nothing new" by identity.
         """
         last = self._status
         if last is None or last[0] != self.state or not same_value(last[1], variables):
-            last = self._status = (
-                self.state,
-                dict(variables),
-                procedure_status(self.view(variables)),
-            )
+            payload = procedure_status(self.view(variables))
+            if last is not None and same_value(payload, last[2]):
+                payload = last[2]
+            last = self._status = (self.state, dict(variables), payload)
         return last[2]
 
     def take(self, variables: Mapping[str, JsonValue]) -> list[dict[str, Any]]:
