@@ -252,6 +252,8 @@ def _redact_other(value: object, redact: Callable[[str], str]) -> Any:
 
 def _key(key: object, redact: Callable[[str], str]) -> str | int | float | bool | None:
     """A mapping key as a JSON object may hold it (a number or a redacted text)."""
+    if type(key) is str:
+        return redact(key)
     if isinstance(key, str):
         return redact(str.__str__(key))  # a StrEnum member's text is its value
     if key is None or isinstance(key, (int, float)):

@@ -12,7 +12,6 @@ logs them (pipecat's own frame logs included).
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import threading
@@ -139,18 +138,35 @@ class SessionSecrets:
         secrets are looked up once for them rather than once per string. The function goes
         stale when the secrets change, so it is not kept across an ``await``.
         """
-        return functools.partial(self._redact_with, *self._current())
+        redactor, digits = self._current()
+        memo = self._memo_of(redactor, digits)
+
+        def redact(text: str) -> str:
+            clean = memo.get(text)
+            return self._fresh(redactor, digits, memo, text) if clean is None else clean
+
+        return redact
 
     def _redact_with(self, redactor: Redactor, digits: int | None, text: str) -> str:
         """``redact`` with the current redactor and shortest sensitive number looked up."""
+        memo = self._memo_of(redactor, digits)
+        clean = memo.get(text)
+        return self._fresh(redactor, digits, memo, text) if clean is None else clean
+
+    def _memo_of(self, redactor: Redactor, digits: int | None) -> dict[str, str]:
+        """The texts redacted for these secrets (a new memo once the secrets changed)."""
         if self._memo_for[0] is not redactor or self._memo_for[1] != digits:
-            self._memo_for, self._memo = (redactor, digits), {}  # the secrets changed
-        clean = self._memo.get(text)
-        if clean is None:
-            unknown = self._shaped(text, digits)
-            clean = (redactor.adding(unknown) if unknown else redactor).redact(text)
-            if len(self._memo) < _MEMO_SIZE:
-                self._memo[text] = clean
+            self._memo_for, self._memo = (redactor, digits), {}
+        return self._memo
+
+    def _fresh(
+        self, redactor: Redactor, digits: int | None, memo: dict[str, str], text: str
+    ) -> str:
+        """``text`` redacted for the first time with these secrets, kept in ``memo``."""
+        unknown = self._shaped(text, digits)
+        clean = (redactor.adding(unknown) if unknown else redactor).redact(text)
+        if len(memo) < _MEMO_SIZE:
+            memo[text] = clean
         return clean
 
     def now(self) -> tuple[Redactor, int | None, bool]:
