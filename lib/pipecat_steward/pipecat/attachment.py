@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = ["claim_service", "claim_services"]
 
-# Which steward steers each service; weak, so a finished call's service is not kept alive.
-_STEWARDS: weakref.WeakKeyDictionary[LLMService, Steward] = weakref.WeakKeyDictionary()
+# Which steward steers a service is an attribute of the service: it lives exactly as long as
+# the service (and its hook) does. A registry keyed weakly by the service would keep both
+# alive for good, the steward holding its service: every finished call would stay in memory.
+_STEWARD = "_pipecat_steward_owner"
 # The name of the service each steward is attached to.
 _SERVICES: weakref.WeakKeyDictionary[Steward, str] = weakref.WeakKeyDictionary()
 
@@ -70,7 +72,7 @@ def claim_services(steward: Steward, llm: object, *, speech_to_speech: bool) -> 
     for service in services:
         _check_free(steward, service)
     for service in services:
-        _STEWARDS[service] = steward
+        setattr(service, _STEWARD, steward)
     _SERVICES[steward] = ", ".join(type(service).__name__ for service in services)
     return services
 
@@ -79,7 +81,8 @@ def _check_free(steward: Steward, service: LLMService) -> None:
     """Refuse ``steward``'s attach to ``service`` when either is taken (see the module docstring)."""
     name = type(service).__name__
     attached = _SERVICES.get(steward)
-    if attached is not None and _STEWARDS.get(service) is steward:
+    owner = getattr(service, _STEWARD, None)
+    if attached is not None and owner is steward:
         raise StewardError(
             f"this steward is attached to this {name} already: attach it once (a second "
             "hook would decide every inference twice)"
@@ -89,7 +92,7 @@ def _check_free(steward: Steward, service: LLMService) -> None:
             f"this steward is attached to another service already ({attached}): a steward "
             "steers one LLM service, attached once"
         )
-    if service in _STEWARDS:
+    if owner is not None:
         raise StewardError(
             f"this {name} already has a steward; two would both steer its calls: "
             "make one steward per call and attach each to its own LLM service"
