@@ -24,6 +24,10 @@ from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.intervals import Interval, paired_interval, percentile, verdict
 
+LEFT_GOAL = 10.0
+"""Objects a finished call may leave behind, on average: cache entries now and then, never the
+call (a call kept in memory is over a thousand objects)."""
+
 __all__ = [
     "CollectorClock",
     "Memory",
@@ -103,6 +107,8 @@ class Memory:
     live_n: int = 0  # the calls at once the live figures were taken with
     live_plain: float = 0.0
     live_steward: float = 0.0
+    left_plain: float = 0.0  # objects a finished call leaves behind, per call
+    left_steward: float = 0.0
 
 
 Results = dict[str, tuple[list[Run], Memory]]
@@ -155,6 +161,33 @@ async def live_call_bytes(call: Callable[[list[float]], Awaitable[Any]], n: int)
         tracemalloc.stop()
 
 
+async def left_call_objects(call: Callable[[list[float]], Awaitable[Any]], n: int = 10) -> float:
+    """Objects the cycle collector tracks per finished call, still there once ``n`` calls ended.
+
+    Two calls run first, so what a process fills once (caches, first imports) is not counted.
+    A call that stays in memory after it ended shows here (a thousand objects or more), and
+    every later full collection walks it. Counted, not weighed: the heap's size in bytes
+    moves by a few kB between runs as its tables grow, whatever the calls keep.
+    """
+
+    async def settled() -> int:
+        # The done callbacks a finished pipeline scheduled still hold its call: let them run.
+        for _ in range(_LOOP_TURNS):
+            await asyncio.sleep(0)
+        gc.collect()
+        return len(gc.get_objects())
+
+    for _ in range(2):
+        await call([])
+    base = await settled()
+    for _ in range(n):
+        await call([])
+    return max(0.0, (await settled() - base) / n)
+
+
+_LOOP_TURNS = 10
+
+
 def section(
     results: Results,
     min_calls: int = 1,
@@ -203,9 +236,11 @@ def section(
         "is met when the whole interval is within it, not met when all of it is beyond, and "
         "undecided otherwise. Goals: every call completes with the "
         "reference trace wherever plain does; steward CPU per turn ≤ 1.2× plain; ≤ 0.5 MB per "
-        "idle session. *of it GC* is the part of the CPU time spent in CPython's cycle "
-        "collector (timed by its own callbacks), which grows with the objects every live call "
-        "holds.",
+        "idle session; no finished call left in memory (fewer than 10 objects the cycle "
+        "collector tracks per call, counted over 10 calls after 2 first ones: a kept call is "
+        "over a thousand). *of it GC* is the part of "
+        "the CPU time spent in CPython's cycle collector (timed by its own callbacks), which "
+        "grows with the objects the process holds.",
         "",
         "| bot | N | variant | completed | errors | differ | p50 ms | p99 ms | CPU ms/turn "
         "| of it GC |",
@@ -273,7 +308,9 @@ def _verdicts(bot: str, runs: list[Run], memory: Memory) -> list[str]:
         f"({'met' if heap <= 0.5 else 'NOT met'}; {rss:.3f} MB RSS growth; 200 sessions, agent "
         f"loaded once). A live call, {memory.live_n} at once: {memory.live_steward / 1e6:.2f} MB "
         f"of peak Python heap with the steward, {memory.live_plain / 1e6:.2f} MB plain "
-        f"({live:.2f}×)."
+        f"({live:.2f}×). Left in memory by a finished call: {memory.left_steward:.1f} objects "
+        f"with the steward, {memory.left_plain:.1f} plain "
+        f"({'met' if memory.left_steward < LEFT_GOAL else 'NOT met'}: no call is kept)."
     )
     return out
 
