@@ -25,8 +25,11 @@ from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.intervals import Interval, paired_interval, percentile, verdict
 
 LEFT_GOAL = 10.0
-"""Objects a finished call may leave behind, on average: cache entries now and then, never the
-call (a call kept in memory is over a thousand objects)."""
+"""Objects a finished call may leave behind, on average: a few (a cache filled once), never the
+call itself (a call kept in memory is over a thousand objects)."""
+
+_LOOP_TURNS = 10
+"""Turns of the event loop given to a finished call's callbacks before its objects are counted."""
 
 __all__ = [
     "CollectorClock",
@@ -36,6 +39,7 @@ __all__ = [
     "collector_share",
     "cpu_ratio",
     "idle_session_bytes",
+    "left_call_objects",
     "live_call_bytes",
     "median_memory",
     "merge",
@@ -183,9 +187,6 @@ async def left_call_objects(call: Callable[[list[float]], Awaitable[Any]], n: in
     for _ in range(n):
         await call([])
     return max(0.0, (await settled() - base) / n)
-
-
-_LOOP_TURNS = 10
 
 
 def section(
