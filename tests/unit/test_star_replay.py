@@ -746,6 +746,7 @@ def test_a_query_may_run_again_and_its_prerequisites_gate_every_call() -> None:
 def test_a_star_folder_may_be_named_by_a_string(tmp_path: Path) -> None:
     data = _write(tmp_path / "star", [_happy_kennel(1)])
     by_text, by_path = replay_star(str(data)), replay_star(data)
-    for report in (by_text, by_path):
+    for report in (by_text, by_path):  # timings differ between any two runs
         report.pop("dialogues_per_second")
+        report.pop("seconds")
     assert by_text == by_path
