@@ -70,12 +70,13 @@ class _RecentIds:
     """A bounded set of frame ids (oldest forgotten first)."""
 
     def __init__(self, size: int = _RECENT_IDS) -> None:
-        self._ids: OrderedDict[int, None] = OrderedDict()
+        self.ids: OrderedDict[int, None] = OrderedDict()
+        """The ids recorded, oldest first (read only: a membership test is a repeat sighting)."""
         self._size = size
 
     def seen(self, frame: Frame) -> bool:
         """Record `frame` (and its broadcast sibling); True if it was already recorded."""
-        if frame.id in self._ids:
+        if frame.id in self.ids:
             return True
         self._add(frame.id)
         if frame.broadcast_sibling_id is not None:
@@ -83,9 +84,9 @@ class _RecentIds:
         return False
 
     def _add(self, frame_id: int) -> None:
-        self._ids[frame_id] = None
-        if len(self._ids) > self._size:
-            self._ids.popitem(last=False)
+        self.ids[frame_id] = None
+        if len(self.ids) > self._size:
+            self.ids.popitem(last=False)
 
 
 class StewardRelay(BaseObserver):
@@ -295,14 +296,18 @@ class _ReadInPlace(BaseObserver):
         self.worker = worker
         self.relay = relay
         self.by_type = relay.by_type
+        self.recent = relay._recent.ids
         self.on_process_frame = worker.on_process_frame  # type: ignore[method-assign]  # hot
 
     def on_push_frame(self, data: FramePushed) -> Coroutine[Any, Any, None]:  # pyright: ignore[reportIncompatibleMethodOverride]
         # Not a coroutine of its own: the processor awaits the worker's, one frame less per
         # push. The relay's own de-duplication (frame ids and broadcast siblings) stands in
         # for the worker's first-push mark, so a frame is read on its first push only. Most
-        # pushes are of types the relay ignores: those cost a dict lookup and no call.
-        if self.by_type.get(type(data.frame), _UNRESOLVED) is None:
+        # pushes are of types the relay ignores, or of a frame it read at an earlier hop (a
+        # system or broadcast frame is pushed by every processor it passes): those cost a
+        # dict lookup or two and no call.
+        frame = data.frame
+        if self.by_type.get(type(frame), _UNRESOLVED) is None or frame.id in self.recent:
             return self.worker.on_push_frame(data)
         try:
             self.relay.see(data)
