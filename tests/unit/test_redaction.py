@@ -93,6 +93,32 @@ def test_values_named_as_credentials_are_secrets() -> None:
     assert spoken_secrets("I'd like to book a table") == frozenset()
 
 
+# A credential's name starts a secret only as a word of its own: a longer word that begins
+# with it ("pineapple", "Pinocchio", "passwords") names none, while a value written right
+# after it ("pin4412", "PIN:4412") is still one.
+CREDENTIAL_WORDS = [
+    ("I want the pineapple pizza", set()),
+    ("two tickets for Pinocchio", set()),
+    ("a pinkberry7 smoothie", set()),
+    ("Passwordless login12 please", set()),
+    ("Socialites2024 brunch", set()),
+    ("cvvs checked 1234", set()),
+    ("the slot Pin4_Xy1", {"4_Xy1"}),
+    ("pin4412", {"4412"}),
+    ("PIN:4412", {"4412"}),
+    ("my pin is 4412", {"4412"}),
+    ("card number 4111 1111 1111 1111", {"4111 1111 1111 1111"}),
+    ("ssn-123456789", {"123456789"}),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), CREDENTIAL_WORDS)
+def test_a_credential_is_named_by_its_word_not_by_a_longer_word(
+    text: str, secrets: set[str]
+) -> None:
+    assert spoken_secrets(text) == secrets
+
+
 def test_a_sensitive_variable_marked_for_extraction_is_a_validation_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
