@@ -77,6 +77,9 @@ class GoldTurn:
     calls: tuple[GoldCall, ...]
     offered: str = ""
     """What the system said just before (a bare yes accepts what it offered)."""
+    offered_intents: tuple[str, ...] = ()
+    """The intents the system offered just before (its ``OFFER_INTENT`` acts): its words describe
+    an intent ("shall I book it?") and rarely name it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,8 @@ def parse_dialogue(raw: Mapping[str, Any]) -> Dialogue:
             multi += conflicts
         calls = _calls(turns[i + 1]) if i + 1 < len(turns) else ()
         offered = str(turns[i - 1].get("utterance", "")) if i else ""
-        gold.append(GoldTurn(i, str(turn["utterance"]), tuple(frames), calls, offered))
+        intents = _offered_intents(turns[i - 1]) if i else ()
+        gold.append(GoldTurn(i, str(turn["utterance"]), tuple(frames), calls, offered, intents))
     return Dialogue(str(raw["dialogue_id"]), tuple(raw["services"]), tuple(gold), multi)
 
 
@@ -190,6 +194,16 @@ def _frame(
         accepted[slot] = frozenset([*variants, *forms])
     acts = frozenset(str(a["act"]) for a in frame.get("actions", ()))
     return GoldFrame(service, str(state["active_intent"]), values, accepted, acts), conflicts
+
+
+def _offered_intents(turn: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        str(value)
+        for frame in turn["frames"]
+        for act in frame["actions"]
+        if act["act"] == "OFFER_INTENT"
+        for value in act["values"]
+    )
 
 
 def _calls(turn: Mapping[str, Any]) -> tuple[GoldCall, ...]:

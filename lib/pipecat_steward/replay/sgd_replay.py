@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pipecat_steward.core.slots import CompiledFlow
+from pipecat_steward.core.slots.content import spoken_form
 from pipecat_steward.replay.metrics import Metrics
 from pipecat_steward.replay.sgd_data import (
     NO_INTENT,
@@ -44,18 +45,35 @@ class _Session:
 
     flow: CompiledFlow
     names: ReplayNames
-    conversation: Conversation
+    conversation: Conversation = field(init=False)
     fed: dict[str, str] = field(default_factory=lambda: {})
     executed: dict[str, Mapping[str, Any]] = field(default_factory=lambda: {})
     confirmed: dict[str, str] = field(default_factory=lambda: {})
     """Transactional intent → the confirmation fed last (``yes``/``no``)."""
     fired_at: dict[str, int] = field(default_factory=lambda: {})
+    turn: int = 0
+    """The gold turn being played: a backend call fires in it."""
 
+    def __post_init__(self) -> None:
+        tools = {t.config.tool: self._backend(t.config.tool) for t in self.flow.tasks}
+        self.conversation = Conversation(self.flow, tools)
 
-async def _succeed(**_: Any) -> dict[str, Any]:
-    # A coroutine: the runtime runs a synchronous function in a thread (so a blocking backend
-    # never stalls the call), which the replay's stand-in, answering at once, does not need.
-    return {"success": True}
+    def _backend(self, tool: str) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """The stand-in backend of ``tool``: it succeeds, noting the arguments it was sent.
+
+        Noted as the backend receives them: the turn record keeps its arguments redacted, as
+        every record does, and a value or a slot name that looks like a secret to redaction
+        ("Pin4_Slot") is still an argument to compare with the gold call.
+        """
+
+        # A coroutine: the runtime runs a synchronous function in a thread (so a blocking
+        # backend never stalls the call), which this stand-in, answering at once, does not need.
+        async def succeed(**args: Any) -> dict[str, Any]:
+            self.executed[tool] = args
+            self.fired_at[tool] = self.turn
+            return {"success": True}
+
+        return succeed
 
 
 class Replayer:
@@ -68,9 +86,7 @@ class Replayer:
         self.metrics = Metrics()
 
     def _session(self, service: str) -> _Session:
-        flow = self.flows[service]
-        tools = {t.config.tool: _succeed for t in flow.tasks}
-        return _Session(flow, self.names[service], Conversation(flow, tools))
+        return _Session(self.flows[service], self.names[service])
 
     def _frame_session(self, sessions: dict[str, _Session], frame: GoldFrame) -> _Session:
         """The frame's session; a fresh one when the gold state dropped values.
@@ -106,8 +122,10 @@ class Replayer:
 
     def _play(self, dialogue_id: str, turn: GoldTurn, frame: GoldFrame, session: _Session) -> None:
         calls = self._plan(frame, session)
-        if turn.offered:  # the system's words, as the bot said them: a yes accepts their offer
-            session.conversation.session.spoke(turn.offered, "llm")
+        session.turn = turn.index
+        said = _bot_words(turn)
+        if said:  # a yes accepts what the bot offered in them
+            session.conversation.session.spoke(said, "llm")
         record = session.conversation.turn(
             turn.utterance, [Inference(calls=calls)] if calls else []
         )
@@ -115,9 +133,6 @@ class Replayer:
             if made.outcome != "ok":
                 self.metrics.rejected_calls += 1
                 self.metrics.miss(f"call_{made.outcome}:{made.name}", dialogue_id)
-        for fired in record.fired:
-            session.executed[fired.name] = fired.args
-            session.fired_at[fired.name] = turn.index
         if frame.intent != NO_INTENT:
             self._check_state(dialogue_id, frame, session)
 
@@ -224,6 +239,17 @@ class Replayer:
     def _transactional(self, call: GoldCall) -> bool:
         intents = self.schema[call.service]["intents"]
         return any(i["name"] == call.method and i.get("is_transactional") for i in intents)
+
+
+def _bot_words(turn: GoldTurn) -> str:
+    """What the bot said before the caller's turn, with the intents it offered named.
+
+    The system's words, then the intents its acts offered in the words that name them. The
+    system describes an intent ("Shall I book it?") rather than naming it, so its words alone
+    would let a yes to the offer change the intent only when they happen to share a word with
+    the intent's name.
+    """
+    return " ".join([turn.offered, *(spoken_form(i) for i in turn.offered_intents)]).strip()
 
 
 def _argument_mismatch(

@@ -24,7 +24,7 @@ from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import word_list, word_set
 
-__all__ = ["carries_content", "supports_correction"]
+__all__ = ["carries_content", "spoken_form", "supports_correction"]
 
 # Words of a turn that only holds the floor or hesitates.
 HESITATION = word_set("""
@@ -103,9 +103,16 @@ def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
     return any(t in said and (len(t) > 1 or t.isdecimal()) for t in _value_tokens(value) - old)
 
 
+def spoken_form(value: JsonValue) -> str:
+    """``value`` in the words that name it: a label's words apart ("ReserveHotel": "Reserve Hotel").
+
+    Words that hold these name the value (``supports_correction``).
+    """
+    return _CAMEL.sub(" ", value) if isinstance(value, str) else str(value)
+
+
 def _value_tokens(value: JsonValue) -> set[str]:
-    spaced = _CAMEL.sub(" ", str(value)) if isinstance(value, str) else str(value)
-    tokens = {_normal(t) for t in _tokens(spaced)}
+    tokens = {_normal(t) for t in _tokens(spoken_form(value))}
     clock = _CLOCK.match(str(value))
     if clock:  # "17:00" is said "5 pm"
         return {str(int(clock.group(1)) % 12 or 12)} | ({_normal(clock.group(2))} - {"0"})
