@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 from urllib.parse import unquote
 
+import boto3.session
 import pytest
 from tests.slm_support.fake_server import (
     FakeProviderServer,
@@ -104,3 +107,40 @@ async def test_slow_answer(slm_server: FakeProviderServer, slm_client: SLMClient
         await slm_client.complete(
             bedrock_stage(slm_server), SCHEMA, "s", "u", timeout=0.2, scope="llm_judge"
         )
+
+
+async def test_a_first_call_is_not_timed_out_by_building_its_client(
+    slm_server: FakeProviderServer,
+    slm_client: SLMClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Making the SDK's client (boto3 loads its service models from disk) is no part of a call.
+
+    It happens once per endpoint, off the event loop and before the call's deadline starts: a
+    first call with a deadline shorter than that still answers, and the loop keeps running.
+    """
+    make = boto3.session.Session.client
+
+    def slow_client(self: boto3.session.Session, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.3)  # a cold disk, a loaded machine
+        return make(self, *args, **kwargs)
+
+    monkeypatch.setattr(boto3.session.Session, "client", slow_client)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    slm_server.queue(Reply(converse_tool_response({"allow": True, "why": None}, 3, 2)))
+    try:
+        result = await slm_client.complete(
+            bedrock_stage(slm_server), SCHEMA, "sys", "user", timeout=0.2, scope="llm_judge"
+        )
+    finally:
+        ticker.cancel()
+    assert result.value == {"allow": True, "why": None}
+    assert ticks >= 10, "the event loop stalled while the client was made"

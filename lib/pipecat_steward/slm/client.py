@@ -86,6 +86,7 @@ class SLMClient:
         self._clock = clock
         self._now = now
         self._providers: dict[str, SLMProvider] = {}
+        self._making = asyncio.Lock()  # one client per endpoint, however many first calls
 
     async def complete(
         self,
@@ -100,12 +101,13 @@ class SLMClient:
         """Return a schema-valid result or raise an ``SLMError``; see the module docstring."""
         model = stage.model_for(scope)
         bound = timeout if timeout is not None else stage.timeout_s
+        provider = await self._provider(stage)
         async with self._guard(stage, scope, model, bound) as call:
             strict = strict_schema(schema)
             request = ProviderRequest(
                 stage=stage, model=model, system=system, user=user, schema=strict, timeout=bound
             )
-            call.reply = await self._provider(stage).complete(request)
+            call.reply = await provider.complete(request)
             value = parse_json_object(call.reply.text)
             validate_result(value, strict)
             return self._result(stage, scope, model, call, value)
@@ -116,11 +118,12 @@ class SLMClient:
     ) -> str:
         """Return a plain-text answer (the legacy judge's word protocol), metered the same."""
         model = stage.model_for(scope)
+        provider = await self._provider(stage)
         async with self._guard(stage, scope, model, timeout) as call:
             request = ProviderRequest(
                 stage=stage, model=model, system=system, user=user, schema=None, timeout=timeout
             )
-            call.reply = await self._provider(stage).complete(request)
+            call.reply = await provider.complete(request)
             return call.reply.text
         raise AssertionError("unreachable")
 
@@ -152,19 +155,18 @@ class SLMClient:
         finally:
             self._meter(stage, scope, model, call, self._clock() - call.started)
 
-    def _provider(self, stage: SLMStage) -> SLMProvider:
-        """Return the endpoint's provider module instance, creating it on first use."""
+    async def _provider(self, stage: SLMStage) -> SLMProvider:
+        """Return the endpoint's provider module instance, creating it on first use.
+
+        Made in a worker thread, before any call's deadline starts: importing an SDK and
+        building its client (boto3 reads its service models from disk) can take longer than a
+        call may, and would stall the event loop, and the caller's audio with it.
+        """
         key = f"{stage.endpoint_key()}|{stage.api_key_env}"
         if key not in self._providers:
-            module_name, class_name = _MODULES[stage.provider]
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError as err:
-                raise SLMResolutionError(
-                    f"logic_slm ({stage.provider}) needs {err.name}: "
-                    "pip install 'pipecat-steward[slm]'"
-                ) from None
-            self._providers[key] = getattr(module, class_name)(stage)
+            async with self._making:
+                if key not in self._providers:
+                    self._providers[key] = await asyncio.to_thread(_make_provider, stage)
         return self._providers[key]
 
     def _result(
@@ -228,6 +230,18 @@ class SLMClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _make_provider(stage: SLMStage) -> SLMProvider:
+    """Import the endpoint's provider module and build its provider (blocking)."""
+    module_name, class_name = _MODULES[stage.provider]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise SLMResolutionError(
+            f"logic_slm ({stage.provider}) needs {err.name}: pip install 'pipecat-steward[slm]'"
+        ) from None
+    return getattr(module, class_name)(stage)
 
 
 def _outcome_of(err: SLMError) -> UsageOutcome:
