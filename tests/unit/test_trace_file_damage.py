@@ -79,6 +79,7 @@ def test_the_undamaged_traces_replay(tmp_path: Path) -> None:
         (lambda t: t[1].__setitem__("llm_calls", {"name": "x"}), "line 3: llm_calls"),
         (lambda t: t[0]["checklist"]["steps"].__setitem__("authenticate", "maybe"), "steps"),
         (lambda t: t[2].__setitem__("slots", ["welcome"]), "line 4: slots"),
+        (lambda t: t[0].__setitem__("turn", -1), "line 2: turn"),  # events count turns from 0
     ],
 )
 def test_a_damaged_line_is_named_and_the_command_refuses_the_file(

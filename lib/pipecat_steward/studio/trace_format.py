@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from pipecat_steward.events.schema import CorrectionStatus, StepState, UtteranceSource
 from pipecat_steward.exceptions import StewardError
@@ -75,7 +75,7 @@ class _Correction(TypedDict):
 class TurnTrace(TypedDict):
     """The fields of a turn trace the studio reads (``pipecat_steward.testing.trace_turn``)."""
 
-    turn: NotRequired[int]
+    turn: NotRequired[Annotated[int, Field(ge=0)]]  # a caller turn, as events count them
     user: NotRequired[str | None]
     phase: NotRequired[str | None]
     status: NotRequired[str | None]
