@@ -92,8 +92,9 @@ def as_text(value: object) -> str:
 _SPOKEN = re.compile(
     r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
     r"social security(?: number)?|ssn|social|card number|account number|routing number)"
-    # A word of its own: "pineapple" names no PIN, while "pin4412" does.
-    r"(?![a-z])"
+    # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
+    # letter of any script continues the word (not a digit, nor the underscore).
+    r"(?![^\W\d_])"
     r"(?:\s+(?:is|was|to|will be|should be|it's|number is))?\s*[:=\-]?\s*"
     r"(?P<value>\d(?:[\s.\-/]*\d){2,}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{6,})",
     re.IGNORECASE,
