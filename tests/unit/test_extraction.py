@@ -163,3 +163,30 @@ def test_source_spans() -> None:
     yes = VariableSpec(name="ok", type="boolean", description="d")
     assert source_span(yes, True, ExtractionContext("Yes, charge it")) == "Yes, charge it"
     assert source_span(yes, True, ExtractionContext("charge it")) is None
+
+
+# A value is stated when every word of it was said, whatever script it is written in; a value
+# the caller did not say is not stated (it would be recorded as inferred, to be confirmed).
+SPOKEN_IN_ANY_SCRIPT = [
+    ("Иван Петров", "меня зовут Иван Петров", True),
+    ("Иван Петров", "меня зовут Иван", False),
+    ("Müller", "it's Müller with an umlaut", True),
+    ("Müller", "it's Mueller", False),
+    ("Müller", "it's Mäller", False),
+    ("Nguyễn", "it's Nguyen", False),
+    ("Ólafur", "Ólafur, yes", True),
+    ("Ólafur", "yes", False),
+    ("Nguyễn", "my surname is Nguyễn", True),
+    ("Zoë", "Zoe", False),
+    ("Dr. Ngozi Okafor", "with doctor Ngozi Okafor please", False),  # "Dr" was not said
+    ("Ngozi Okafor", "with doctor Ngozi Okafor please", True),
+]
+
+
+@pytest.mark.parametrize(("value", "said", "stated"), SPOKEN_IN_ANY_SCRIPT)
+def test_a_value_is_stated_by_its_words_in_any_script(value: str, said: str, stated: bool) -> None:
+    name = SPECS[0]
+    span = source_span(name, value, ExtractionContext(said))
+    assert (span is not None) is stated
+    if stated:
+        assert span == said

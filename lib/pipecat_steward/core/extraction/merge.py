@@ -32,7 +32,8 @@ _YES_NO = word_set("yes yeah yep sure ok okay no nope nah correct right agree ag
 _MONTHS = word_list(
     "january february march april may june july august september october november december"
 )
-_TOKEN = re.compile(r"[a-z]+|\d+")
+# Letters of any script (a name said in Cyrillic is said), apart from the digits between them.
+_TOKEN = re.compile(r"[^\W\d_]+|\d+")
 
 
 @dataclass(frozen=True, slots=True)
