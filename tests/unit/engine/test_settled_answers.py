@@ -116,3 +116,22 @@ def test_no_quiet_turn_changes_a_settled_answer(said: str, slot: str, value: Any
         "filled",
         SETTLED[slot],
     )
+
+
+# A value as written: words of mixed case ("McDonald's", "iPhone") are said as written.
+WRITTEN = st.lists(
+    st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=9), min_size=1, max_size=3
+).map(" ".join)
+
+
+@given(value=WRITTEN, lead=st.sampled_from(["Shall I make it", "So that is", "You want"]))
+@settings(max_examples=300, deadline=None)
+def test_a_yes_accepts_a_value_the_bot_named_as_written(value: str, lead: str) -> None:
+    """A bare yes to "Shall I make it McDonald's?" accepts McDonald's, however it is cased."""
+    assert supports_correction("yes", value, f"{lead} {value}?")
+
+
+@pytest.mark.parametrize("value", ["McDonald's", "MacKenzie", "iPhone", "LeBron", "DeShawn"])
+def test_a_yes_accepts_a_camel_cased_name_the_bot_offered(value: str) -> None:
+    assert supports_correction("yes", value, f"Shall I make it {value}?")
+    assert not supports_correction("yes", value, "Shall I make it Smith?")

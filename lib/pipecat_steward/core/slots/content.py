@@ -106,13 +106,16 @@ def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
 def spoken_form(value: JsonValue) -> str:
     """``value`` in the words that name it: a label's words apart ("ReserveHotel": "Reserve Hotel").
 
-    Words that hold these name the value (``supports_correction``).
+    Words that hold these name the value, as do the words of the value as written
+    (``supports_correction``).
     """
     return _CAMEL.sub(" ", value) if isinstance(value, str) else str(value)
 
 
 def _value_tokens(value: JsonValue) -> set[str]:
-    tokens = {_normal(t) for t in _tokens(spoken_form(value))}
+    # The words as written ("McDonald's" is said as one word) and, for a label, its words
+    # apart ("ReserveHotel" is said "reserve a hotel").
+    tokens = {_normal(t) for t in [*_tokens(str(value)), *_tokens(spoken_form(value))]}
     clock = _CLOCK.match(str(value))
     if clock:  # "17:00" is said "5 pm"
         return {str(int(clock.group(1)) % 12 or 12)} | ({_normal(clock.group(2))} - {"0"})
