@@ -197,3 +197,59 @@ def test_the_secret_length_is_declared_or_seen() -> None:
     assert secret_digits(specs, {}) == 9
     assert secret_digits(specs, {"pin": "4412", "phone": "555"}) == 4
     assert secret_digits(specs[1:], {"pin": "hunter2"}) is None
+
+
+# A number is found however the speech-to-text service wrote it: digits, words or both.
+SPOKEN_NUMBERS = [
+    ("4412", "my pin is four four one two", "my pin is [redacted]"),
+    ("4412", "FOUR-four one TWO", "[redacted]"),
+    ("4412", "4 four 1 two", "[redacted]"),
+    ("4412", "four, four, one, two.", "[redacted]."),
+    ("4412", "it's 4,412", "it's [redacted]"),
+    ("4412", "I have four kids", "I have four kids"),
+    ("4412", "four four one", "four four one"),
+    ("4412", "44120", "44120"),
+    ("4012", "four oh one two", "[redacted]"),
+    ("4012", "four zero one two", "[redacted]"),
+    ("four four one two", "PIN 4412 ok", "PIN [redacted] ok"),  # a secret heard in words
+]
+
+
+@pytest.mark.parametrize(("secret", "text", "redacted"), SPOKEN_NUMBERS)
+def test_a_number_is_found_written_or_said_in_words(secret: str, text: str, redacted: str) -> None:
+    assert Redactor.of([secret]).redact(text) == redacted
+
+
+SPOKEN_CREDENTIALS = [
+    ("my pin is four four one two", {"four four one two"}),
+    ("the passcode is one two three four", {"one two three four"}),
+    ("pin is four, four, one, two", {"four, four, one, two"}),
+    ("my PIN's 4412", {"4412"}),
+    ("my pin number\u2019s 4412", {"4412"}),
+    ("the pin, 4412", {"4412"}),
+    ("pin... 4412", {"4412"}),
+    ("my pin is one", set()),
+    ("my pin is correct", set()),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), SPOKEN_CREDENTIALS)
+def test_a_credential_read_out_in_words_or_after_a_pause_is_a_secret(
+    text: str, secrets: set[str]
+) -> None:
+    found = spoken_secrets(text)
+    assert found == secrets
+    assert all(PLACEHOLDER in Redactor.of(found).redact(text) for _ in found)
+
+
+def test_a_card_number_read_out_in_words_is_a_secret_before_any_value_is_known() -> None:
+    said = "it's four one one one one one one one one one one one one one one one thanks"
+    (card,) = shaped_secrets(said)
+    assert Redactor.of([card]).redact(said) == "it's [redacted] thanks"
+    assert Redactor.of([card]).redact("4111 1111 1111 1111") == PLACEHOLDER
+    assert shaped_secrets("four one one one, one one one one") == set()  # no card, no digits
+
+
+def test_a_number_heard_in_words_during_a_capture_is_caught_when_echoed_in_digits() -> None:
+    secrets = secrets_in_capture("it is four four one two")
+    assert Redactor.of(secrets).redact("your PIN 4412 is set") == "your PIN [redacted] is set"

@@ -2,8 +2,8 @@
 
 It tries only the secrets a text could hold, so the check is that narrowing never drops one:
 over random secrets (numbers, words, other alphabets and their case rules, other digits) and
-texts that hold them written any way the redaction accepts (other separators, case and
-whitespace), the result equals a plain :class:`Redactor` over every secret.
+texts that hold them written any way the redaction accepts (other separators, digits as
+words, case and whitespace), the result equals a plain :class:`Redactor` over every secret.
 """
 
 from __future__ import annotations
@@ -30,11 +30,23 @@ words = st.lists(word | other_word, min_size=1, max_size=3).map(" ".join)
 secret = (number | words).filter(lambda s: len(s.strip()) >= 3)
 
 
+WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+DIGIT_WORDS = dict(zip(DIGITS, WORDS, strict=True))
+
+
+def said(digit: str) -> st.SearchStrategy[str]:
+    """A digit as a transcript may hold it: the digit, or its word in any case."""
+    word = DIGIT_WORDS.get(digit)
+    if word is None:
+        return st.just(digit)
+    return st.sampled_from([digit, digit, word, word.upper(), "oh" if digit == "0" else word])
+
+
 @st.composite
 def written(draw: st.DrawFn, value: str) -> str:
     """``value`` as a text may hold it: digits split any way, other words in any case."""
     if sum(c.isdigit() for c in value) * 2 >= len(value.replace(" ", "")):
-        digits = [c for c in value if c.isdigit()]
+        digits = [draw(said(c)) for c in value if c.isdigit()]
         return "".join(d + draw(st.sampled_from(SEPARATORS)) for d in digits).rstrip()
     parts = value.split()
     cased = [draw(st.sampled_from([p, p.upper(), p.lower(), p.swapcase()])) for p in parts]
@@ -63,6 +75,8 @@ EDGES = [
     (["٤٥٦٧"], "code ٤-٥ ٦/٧ now", []),  # other digits, split
     (["4111 1111 1111 1111"], "4111 1111-1111.1111", ["1111"]),  # added secrets too
     (["opal tiger"], "OPALtiger", []),  # any whitespace between words
+    (["4412"], "pin four FOUR one two", []),  # digits said as words
+    (["four four one two"], "PIN 4412", []),  # a number heard as words, then written
 ]
 
 

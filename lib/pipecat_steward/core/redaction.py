@@ -7,8 +7,9 @@ capture) and replaces each occurrence in any text with a placeholder before that
 for an auxiliary model, a ledger, a trace or a log line.
 
 Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
-found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``; other text matches
-case-insensitively with any run of whitespace. Pure: no IO, no clock.
+found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``, and written or said as words
+(``four one one one …``, see ``core.spoken_digits``); other text matches case-insensitively
+with any run of whitespace. Pure: no IO, no clock.
 """
 
 from __future__ import annotations
@@ -19,9 +20,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pipecat_steward.core.spoken_digits import (
+    DIGIT,
+    SPOKEN_DIGIT,
+    SPOKEN_RUN,
+    digit_pattern,
+    run_groups,
+    spoken_digits,
+)
 from pipecat_steward.core.variables import VariableSpec
 
 __all__ = [
+    "DIGIT_RUN",
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
     "as_text",
@@ -41,15 +51,15 @@ SECURE_PLACEHOLDER = "[secure capture: redacted]"
 """What an utterance heard during a secure capture becomes, everywhere."""
 
 MIN_SECRET = 3
-_DIGITS = re.compile(r"\d")
-_DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
-_SEP = r"[\s.\-/]*"
+_SEP = r"[\s.,\-/]*"  # "4111 1111", "4,412", "four, four, one, two"
+DIGIT_RUN = re.compile(rf"{DIGIT}(?:{_SEP}{DIGIT}){{3,}}", re.IGNORECASE)
+"""Four digits or more in a row, written or said, with any separators between them."""
 
 
 def _pattern(secret: str) -> str:
-    digits = _DIGITS.findall(secret)
+    digits = spoken_digits(secret)
     if _is_number(secret, digits):
-        return r"(?<!\d)" + _SEP.join(digits) + r"(?!\d)"
+        return r"(?<!\d)" + _SEP.join(digit_pattern(d) for d in digits) + r"(?!\d)"
     words = secret.split()
     return r"\s+".join(re.escape(w) for w in words)
 
@@ -60,8 +70,13 @@ def _kept(secrets: Iterable[str]) -> frozenset[str]:
 
 
 def _is_number(secret: str, digits: list[str]) -> bool:
-    """Whether ``secret`` is matched as a number: its digits, with any separators between."""
-    return len(digits) >= MIN_SECRET and len(digits) * 2 >= len(secret.replace(" ", ""))
+    """Whether ``secret`` is matched as a number: its digits, with any separators between.
+
+    It is when it has three digits or more (written or as words) and no more other
+    characters than digits.
+    """
+    rest = "".join(SPOKEN_DIGIT.sub("", secret).split())
+    return len(digits) >= MIN_SECRET and len(rest) <= len(digits)
 
 
 def _leaves(value: object) -> Iterable[str]:
@@ -95,8 +110,11 @@ _SPOKEN = re.compile(
     # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
     # letter of any script continues the word (not a digit, nor the underscore).
     r"(?![^\W\d_])"
-    r"(?:\s+(?:is|was|to|will be|should be|it's|number is))?\s*[:=\-]?\s*"
-    r"(?P<value>\d(?:[\s.\-/]*\d){2,}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{6,})",
+    # "PIN is", "PIN's", then a colon, a comma or a pause ("PIN, 4412", "PIN... 4412").
+    r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"
+    r"\s*(?:[:=\-,]|\.{2,3}|\u2026)?\s*"
+    # Digits, written or said ("four four one two"), or a word with a digit, or a long word.
+    rf"(?P<value>{DIGIT}(?:{_SEP}{DIGIT}){{2,}}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{{6,}})",
     re.IGNORECASE,
 )
 
@@ -144,12 +162,11 @@ def secrets_in_capture(text: str) -> frozenset[str]:
     The whole utterance and every run of four or more digits in it, so a later echo of the
     number is caught too.
     """
-    found = {m.group(0) for m in _DIGIT_RUN.finditer(text)}
+    found = {m.group(0) for m in DIGIT_RUN.finditer(text)}
     clean = " ".join(text.split())
     return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
 
 
-_GROUPED = re.compile(r"\d+(?:[ \t\-]{1,3}\d+)*")
 CARD_LENGTHS = range(13, 20)
 """Payment card numbers have 13 to 19 digits (ISO/IEC 7812) and pass the Luhn check."""
 
@@ -180,14 +197,14 @@ def _cards(groups: list[str]) -> bool:
 def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
     """Digit runs in ``text`` that look like secrets before any value is known.
 
-    A run is digits joined by spaces or dashes ("4111 1111-1111 1111"). It is a secret when
-    some of its consecutive groups form a payment card number (13 to 19 digits passing the
+    A run is digits, written or as words, joined by spaces or dashes ("4111 1111-1111 1111",
+    "four one one one …"). It is a secret when some of its consecutive groups form a payment card number (13 to 19 digits passing the
     Luhn check), or when it has at least ``min_digits`` digits (the shortest sensitive
     value the agent declares or has seen; see :func:`secret_digits`).
     """
     found: set[str] = set()
-    for match in _GROUPED.finditer(text):
-        groups = re.findall(r"\d+", match.group(0))
+    for match in SPOKEN_RUN.finditer(text):
+        groups = run_groups(match.group(0))
         count = sum(len(g) for g in groups)
         if (min_digits is not None and count >= min_digits) or _cards(groups):
             found.add(match.group(0))
@@ -208,9 +225,9 @@ def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]
             counts.append(spec.digits)
         if spec.name in variables:
             for text in _leaves(variables[spec.name]):
-                digits = len(_DIGITS.findall(text))
-                if digits >= MIN_SECRET and digits * 2 >= len(text.replace(" ", "")):
-                    counts.append(digits)
+                digits = spoken_digits(text)
+                if _is_number(text, digits):
+                    counts.append(len(digits))
     return min(counts) if counts else None
 
 
@@ -335,7 +352,7 @@ class IndexedRedactor:
         words: list[tuple[str, str]] = []
         unkeyed: set[str] = set()
         for secret in kept:
-            found = _DIGITS.findall(secret)
+            found = spoken_digits(secret)
             if _is_number(secret, found):
                 digits.append(("".join(found), secret))
             elif secret.isascii():
@@ -348,7 +365,7 @@ class IndexedRedactor:
         """The secrets ``text`` could hold (a superset of those it holds)."""
         found = set(self._unkeyed)
         if self._digits:
-            row = "".join(_DIGITS.findall(text))
+            row = "".join(spoken_digits(text))
             found.update(s for key, s in self._digits if key in row)
         if not text.isascii():
             found.update(s for _, s in self._words)

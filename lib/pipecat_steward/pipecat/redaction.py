@@ -23,6 +23,7 @@ from typing import Any, cast
 from loguru import logger
 
 from pipecat_steward.core.redaction import (
+    DIGIT_RUN,
     PLACEHOLDER,
     SECURE_PLACEHOLDER,
     IndexedRedactor,
@@ -250,7 +251,6 @@ def secrets_for(session: StewardSession) -> SessionSecrets:
         return found
 
 
-_DIGIT_RUN = re.compile(r"\d(?:[\s.\-/]*\d){3,}")
 _FRAME_TEXT = re.compile(r"(Transcription\w*Frame\S*\(.*?text: \[)(.*?)(\])")
 
 
@@ -314,7 +314,7 @@ def redact_everywhere(text: str) -> str:
     text = union.redactor.redact(text, unknown)
     if union.capturing:
         text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
-        text = _DIGIT_RUN.sub(PLACEHOLDER, text)
+        text = DIGIT_RUN.sub(PLACEHOLDER, text)
     return text
 
 
