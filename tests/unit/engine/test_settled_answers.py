@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipecat_steward.core.slots import compile_flow
-from pipecat_steward.core.slots.content import carries_content, supports_correction
+from pipecat_steward.core.slots.content import HESITATION, carries_content, supports_correction
 from pipecat_steward.runtime.dispatch import dispatch
 
 from .flows import ANSWERS, SETTLED, settled_answers
@@ -118,10 +118,20 @@ def test_no_quiet_turn_changes_a_settled_answer(said: str, slot: str, value: Any
     )
 
 
-# A value as written: words of mixed case ("McDonald's", "iPhone") are said as written.
-WRITTEN = st.lists(
-    st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=9), min_size=1, max_size=3
-).map(" ".join)
+# A value as written: words of mixed case ("McDonald's", "iPhone") are said as written. A
+# filler ("hm", "uh") names nothing, so a value of fillers alone is not drawn; nor is a letter
+# whose lower case is no letter alone ("İ" lowers to "i" and a combining dot).
+WRITTEN = (
+    st.lists(
+        st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=9).filter(
+            lambda word: word.lower().isalpha()
+        ),
+        min_size=1,
+        max_size=3,
+    )
+    .filter(lambda words: any(w.lower() not in HESITATION for w in words))
+    .map(" ".join)
+)
 
 
 @given(value=WRITTEN, lead=st.sampled_from(["Shall I make it", "So that is", "You want"]))
