@@ -190,3 +190,31 @@ def test_a_value_is_stated_by_its_words_in_any_script(value: str, said: str, sta
     assert (span is not None) is stated
     if stated:
         assert span == said
+
+
+# Numbers are said in words as often as in digits: "a table for four" states 4.
+NUMBERS_IN_WORDS = [
+    (2, 4, "a table for four", True),
+    (2, 25, "twenty five of us", True),
+    (2, 5, "twenty five of us", False),
+    (2, 4, "a table for two", False),
+    (2, 120, "one hundred twenty guests", True),
+    (1, "1990-12-10", "born december tenth nineteen ninety", True),
+    (1, "1990-12-10", "born december tenth nineteen eighty", False),
+    (1, "2026-07-21", "the twenty-first of july twenty twenty six", True),
+    (1, "1905-03-02", "march second nineteen oh five", True),
+    (1, "2006-01-01", "january first two thousand and six", True),
+    (1, "2006-01-01", "january first two thousand and five", False),
+]
+
+
+@pytest.mark.parametrize(("spec", "value", "said", "stated"), NUMBERS_IN_WORDS)
+def test_a_number_said_in_words_states_it(spec: int, value: Any, said: str, stated: bool) -> None:
+    span = source_span(SPECS[spec], value, ExtractionContext(said))
+    assert (span is not None) is stated
+
+
+def test_a_party_size_said_in_words_is_filled_not_inferred() -> None:
+    """The caller said it: the slot engine does not ask them to confirm it again."""
+    record = merge({"party_size": 4}, ["a table for four please"]).state.slots["party_size"]
+    assert (record.status, record.value) == ("filled", 4)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
+from pipecat_steward.core.number_words import spoken_numbers
 from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import CompiledFlow, propose
 from pipecat_steward.core.state import SessionState, SlotRecord
@@ -65,7 +66,10 @@ class ExtractionMerge:
 
 
 def _tokens(text: str) -> list[str]:
-    return [t.lstrip("0") or "0" if t.isdigit() else t for t in _TOKEN.findall(text.lower())]
+    """Words and numbers, and the numbers said in words ("for four": 4, "nineteen ninety": 1990)."""
+    words = _TOKEN.findall(text.lower())
+    tokens = [t.lstrip("0") or "0" if t.isdigit() else t for t in words]
+    return [*tokens, *spoken_numbers(words)]
 
 
 def _needed(spec: VariableSpec, value: JsonValue) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pipecat_steward.core.number_words import number_value, spoken_numbers
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import word_list, word_set
@@ -32,11 +33,6 @@ HESITATION = word_set("""
     minute wait just not sure i'm im i dunno know don't dont okay ok like you the it is that
     please bear with
 """)
-_NUMBERS = word_list("""
-    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-    sixteen seventeen eighteen nineteen twenty
-""")
-_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
 _MONTHS = word_list("""
     january february march april may june july august september october november december
 """)
@@ -49,7 +45,10 @@ def _tokens(text: str) -> list[str]:
 
 
 def _normal(token: str) -> str:
-    """A token in the form a value and a spoken word share ("08" and "eight" are "8", "tickets" is "ticket")."""
+    """A token in the form a value and a spoken word share.
+
+    "08", "eight" and "eighth" are "8", "tickets" is "ticket".
+    """
     ordinal = _ORDINAL.match(token)
     if ordinal:
         token = ordinal.group(1)
@@ -57,10 +56,9 @@ def _normal(token: str) -> str:
     # passes ``isdigit`` but is no number ``int`` reads: it stays a word.
     if token.isdecimal():
         return str(int(token))
-    if token in _NUMBERS:
-        return str(_NUMBERS.index(token))
-    if token in _TENS:
-        return str(_TENS[token])
+    number = number_value(token)
+    if number is not None:
+        return str(number)
     if token in _MONTHS:
         return str(_MONTHS.index(token) + 1)
     return token[:-1] if len(token) > 3 and token.endswith("s") else token
@@ -97,7 +95,8 @@ def supports_correction(
 
 def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
     """Whether ``text`` names a word or number of ``value`` that no ``held`` value has."""
-    said = {_normal(t) for t in _tokens(text)}
+    words = _tokens(text)
+    said = {_normal(t) for t in words} | set(spoken_numbers(words))
     # Small words ("not" of "not-an-email" in "not sure") name nothing.
     old = {t for v in held if v is not None for t in _value_tokens(v)} | HESITATION
     return any(t in said and (len(t) > 1 or t.isdecimal()) for t in _value_tokens(value) - old)
