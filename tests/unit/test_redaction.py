@@ -230,6 +230,10 @@ SPOKEN_CREDENTIALS = [
     ("pin... 4412", {"4412"}),
     ("my pin is one", set()),
     ("my pin is correct", set()),
+    # After a pause only a number is a value: a name or a word there is no credential.
+    ("what's your password, Robert?", set()),
+    ("I forgot my password, thanks for asking", set()),
+    ("pin, four four one two", {"four four one two"}),
 ]
 
 

@@ -104,17 +104,23 @@ def as_text(value: object) -> str:
     return str(value)
 
 
-_SPOKEN = re.compile(
+_CREDENTIAL = (
     r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
     r"social security(?: number)?|ssn|social|card number|account number|routing number)"
     # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
     # letter of any script continues the word (not a digit, nor the underscore).
     r"(?![^\W\d_])"
-    # "PIN is", "PIN's", then a colon, a comma or a pause ("PIN, 4412", "PIN... 4412").
-    r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"
-    r"\s*(?:[:=\-,]|\.{2,3}|\u2026)?\s*"
-    # Digits, written or said ("four four one two"), or a word with a digit, or a long word.
-    rf"(?P<value>{DIGIT}(?:{_SEP}{DIGIT}){{2,}}|[^\s,.;!?]*\d[^\s,.;!?]*|[^\s,.;!?]{{6,}})",
+    r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"  # "PIN's", "PIN is"
+)
+# Digits, written or said ("four four one two"), or a word with a digit ("hunter22").
+_NUMERIC = rf"{DIGIT}(?:{_SEP}{DIGIT}){{2,}}|[^\s,.;!?]*\d[^\s,.;!?]*"
+_SPOKEN = re.compile(
+    _CREDENTIAL
+    # After a colon (or nothing), any value with a digit or a long word ("hunter-two-two");
+    # after a comma or a pause ("PIN, 4412", "PIN... 4412") only a number: "my password,
+    # Robert" names Robert, not a password.
+    + rf"(?:\s*[:=\-]?\s*(?P<value>{_NUMERIC}|[^\s,.;!?]{{6,}})"
+    + rf"|\s*(?:,|\.{{2,3}}|\u2026)\s*(?P<number>{_NUMERIC}))",
     re.IGNORECASE,
 )
 
@@ -126,7 +132,7 @@ def spoken_secrets(text: str) -> frozenset[str]:
 
     A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
     """
-    found = {m.group("value").strip() for m in _SPOKEN.finditer(text)}
+    found = {(m.group("value") or m.group("number")).strip() for m in _SPOKEN.finditer(text)}
     return frozenset(v for v in found if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET)
 
 
