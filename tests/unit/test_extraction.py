@@ -218,3 +218,22 @@ def test_a_party_size_said_in_words_is_filled_not_inferred() -> None:
     """The caller said it: the slot engine does not ask them to confirm it again."""
     record = merge({"party_size": 4}, ["a table for four please"]).state.slots["party_size"]
     assert (record.status, record.value) == ("filled", 4)
+
+
+ARRIVAL = VariableSpec(name="arrival", type="time", extraction=True, description="Arrival time.")
+# A time of day is said by its hour on either clock, and its minutes when it has any.
+TIMES_SAID = [
+    ("17:00", "at 5 pm", True),
+    ("17:00", "at five", True),
+    ("17:00", "at 17:00", True),
+    ("17:00", "at six", False),
+    ("17:30", "five thirty pm", True),
+    ("17:30", "at five", False),
+    ("09:30", "nine thirty", True),
+    ("00:15", "twelve fifteen", True),
+]
+
+
+@pytest.mark.parametrize(("value", "said", "stated"), TIMES_SAID)
+def test_a_time_is_stated_by_its_hour_on_either_clock(value: str, said: str, stated: bool) -> None:
+    assert (source_span(ARRIVAL, value, ExtractionContext(said)) is not None) is stated

@@ -5,16 +5,17 @@ tenth nineteen ninety"). Code that checks whether the caller said a value reads 
 the numbers they say: each number word ("four": 4, "tenth": 10, "ninety": 90), tens with their
 unit ("twenty five", "twenty-first": 25, 21), a year said in pairs ("nineteen ninety": 1990,
 "twenty twenty six": 2026, "nineteen oh five": 1905) and thousands ("two thousand and six":
-2006). Pure: no IO.
+2006). A time of day is said by its hour on either clock ("17:00": "5 pm"). Pure: no IO.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pipecat_steward.core.words import word_list
 
-__all__ = ["number_value", "spoken_numbers"]
+__all__ = ["clock_said", "number_value", "spoken_numbers"]
 
 _UNITS = word_list("""
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
@@ -116,3 +117,20 @@ def _thousands(run: Sequence[str]) -> int:
         elif value is not None:
             current += value
     return total + current
+
+
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?$")
+
+
+def clock_said(value: str) -> tuple[str, str] | None:
+    """How a time of day is said: its hours as alternatives, and its minutes ("" for none).
+
+    "17:00" is said "17" or "5" ("17|5", ""); "09:30" is "9" and "30" ("9", "30"). None when
+    ``value`` is no time of day.
+    """
+    clock = _CLOCK.match(value)
+    if clock is None:
+        return None
+    hour, minute = int(clock.group(1)), int(clock.group(2))
+    hours = dict.fromkeys([str(hour), str(hour % 12 or 12)])
+    return "|".join(hours), str(minute) if minute else ""

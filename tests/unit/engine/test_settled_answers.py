@@ -145,3 +145,16 @@ def test_a_yes_accepts_a_value_the_bot_named_as_written(value: str, lead: str) -
 def test_a_yes_accepts_a_camel_cased_name_the_bot_offered(value: str) -> None:
     assert supports_correction("yes", value, f"Shall I make it {value}?")
     assert not supports_correction("yes", value, "Shall I make it Smith?")
+
+
+@pytest.mark.parametrize(
+    ("offered", "value"),
+    [
+        ("Shall I make it 17:00?", "17:00"),
+        ("Shall I make it 5 pm?", "17:00"),
+        ("Say 09:30?", "09:30"),
+    ],
+)
+def test_a_yes_accepts_a_time_the_bot_offered_on_either_clock(offered: str, value: str) -> None:
+    assert supports_correction("yes", value, offered)
+    assert not supports_correction("yes", value, "Shall I make it 8 pm?")

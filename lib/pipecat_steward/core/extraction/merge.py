@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
-from pipecat_steward.core.number_words import spoken_numbers
+from pipecat_steward.core.number_words import clock_said, spoken_numbers
 from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import CompiledFlow, propose
 from pipecat_steward.core.state import SessionState, SlotRecord
@@ -76,6 +76,10 @@ def _needed(spec: VariableSpec, value: JsonValue) -> list[str]:
     if spec.type == "date" and isinstance(value, str):
         year, month, day = value.split("-")
         return [year, str(int(day)), f"{int(month)}|{_MONTHS[int(month) - 1]}"]
+    clock = clock_said(value) if spec.type == "time" and isinstance(value, str) else None
+    if clock is not None:  # "17:00" is said "5 pm"
+        hours, minutes = clock
+        return [hours, minutes] if minutes else [hours]
     return _tokens(str(value))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pipecat_steward.core.number_words import number_value, spoken_numbers
+from pipecat_steward.core.number_words import clock_said, number_value, spoken_numbers
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import word_list, word_set
@@ -115,12 +115,12 @@ def _value_tokens(value: JsonValue) -> set[str]:
     # The words as written ("McDonald's" is said as one word) and, for a label, its words
     # apart ("ReserveHotel" is said "reserve a hotel").
     tokens = {_normal(t) for t in [*_tokens(str(value)), *_tokens(spoken_form(value))]}
-    clock = _CLOCK.match(str(value))
-    if clock:  # "17:00" is said "5 pm"
-        return {str(int(clock.group(1)) % 12 or 12)} | ({_normal(clock.group(2))} - {"0"})
+    clock = clock_said(str(value))
+    if clock is not None:  # "17:00" is said "5 pm" (or "17")
+        hours, minutes = clock
+        return {*hours.split("|"), *([minutes] if minutes else [])}
     return tokens
 
 
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _YES = frozenset({"yes", "true"})
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
