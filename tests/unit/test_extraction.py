@@ -237,3 +237,25 @@ TIMES_SAID = [
 @pytest.mark.parametrize(("value", "said", "stated"), TIMES_SAID)
 def test_a_time_is_stated_by_its_hour_on_either_clock(value: str, said: str, stated: bool) -> None:
     assert (source_span(ARRIVAL, value, ExtractionContext(said)) is not None) is stated
+
+
+# A yes or a no is stated by any word that says it, as the confirmation classifier reads one.
+YES_NO_SAID = [
+    ("absolutely", True),
+    ("of course", True),
+    ("uh huh", True),
+    ("go ahead", True),
+    ("yes please", True),
+    ("definitely not", True),
+    ("I don\u2019t want that", True),
+    ("no thanks", True),
+    ("I guess", False),
+    ("maybe later", False),
+    ("charge it", False),
+]
+
+
+@pytest.mark.parametrize(("said", "stated"), YES_NO_SAID)
+def test_a_yes_or_no_is_stated_by_any_word_that_says_it(said: str, stated: bool) -> None:
+    consent = VariableSpec(name="consent", type="boolean", description="Agreed.")
+    assert (source_span(consent, True, ExtractionContext(said)) is not None) is stated

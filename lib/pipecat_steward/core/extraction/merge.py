@@ -21,6 +21,7 @@ from pipecat_steward.core.extraction.context import ExtractionContext
 from pipecat_steward.core.number_words import clock_said, spoken_numbers
 from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import CompiledFlow, propose
+from pipecat_steward.core.slots.affirm import AFFIRMING, is_affirmation
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue, VariableSpec, coerce
 from pipecat_steward.core.words import word_list, word_set
@@ -29,7 +30,11 @@ from pipecat_steward.exceptions import CoercionError
 __all__ = ["ExtractionMerge", "Proposal", "merge_extraction", "source_span"]
 
 _SPAN_LIMIT = 200
-_YES_NO = word_set("yes yeah yep sure ok okay no nope nah correct right agree agreed please")
+# A yes is the confirmation classifier's vocabulary; a no is a negation ("I don't").
+_YES_NO = AFFIRMING | word_set(
+    "no nope nah not never don't dont doesn't isn't wasn't won't can't agree agreed please"
+)
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _MONTHS = word_list(
     "january february march april may june july august september october november december"
 )
@@ -91,7 +96,7 @@ def source_span(spec: VariableSpec, value: JsonValue, context: ExtractionContext
     """
     lines = context.lines
     if spec.type == "boolean":
-        said = [line for line in lines[-1:] if _YES_NO & set(_tokens(line))]
+        said = [line for line in lines[-1:] if _says_yes_or_no(line)]
         return said[0][:_SPAN_LIMIT] if said else None
     needed = _needed(spec, value)
     used = [line for line in lines if any(_has(_tokens(line), n) for n in needed)]
@@ -99,6 +104,11 @@ def source_span(spec: VariableSpec, value: JsonValue, context: ExtractionContext
     if not needed or not all(_has(pooled, n) for n in needed):
         return None
     return " … ".join(used)[:_SPAN_LIMIT]
+
+
+def _says_yes_or_no(line: str) -> bool:
+    words = set(_WORD.findall(line.lower().replace("\u2019", "'")))
+    return bool(_YES_NO & words) or is_affirmation(line)
 
 
 def _has(tokens: Sequence[str], needed: str) -> bool:
