@@ -259,3 +259,24 @@ YES_NO_SAID = [
 def test_a_yes_or_no_is_stated_by_any_word_that_says_it(said: str, stated: bool) -> None:
     consent = VariableSpec(name="consent", type="boolean", description="Agreed.")
     assert (source_span(consent, True, ExtractionContext(said)) is not None) is stated
+
+
+BUDGET = VariableSpec(name="budget", type="integer", extraction=True, description="Budget.")
+PRICE = VariableSpec(name="price", type="number", extraction=True, description="Price.")
+# A number is stated however it is written: thousands separators, a decimal point, words.
+NUMBERS_WRITTEN = [
+    (BUDGET, 1200, "about 1,200 dollars", True),
+    (BUDGET, 1200, "twelve hundred", True),
+    (BUDGET, 1200, "one thousand two hundred", True),
+    (BUDGET, 1200, "1,300 dollars", False),
+    (PRICE, 12.5, "$12.50 each", True),
+    (PRICE, 12.5, "12 or 50", False),
+    (PRICE, 3.0, "three", True),
+]
+
+
+@pytest.mark.parametrize(("spec", "value", "said", "stated"), NUMBERS_WRITTEN)
+def test_a_number_is_stated_however_it_is_written(
+    spec: VariableSpec, value: float, said: str, stated: bool
+) -> None:
+    assert (source_span(spec, value, ExtractionContext(said)) is not None) is stated

@@ -19,13 +19,9 @@ from pipecat_steward.core.extraction.context import (
     build_context,
     skip_reason,
 )
-from pipecat_steward.core.extraction.merge import (
-    ExtractionMerge,
-    Proposal,
-    merge_extraction,
-    source_span,
-)
+from pipecat_steward.core.extraction.merge import ExtractionMerge, Proposal, merge_extraction
 from pipecat_steward.core.extraction.schema import build_schema, eligible, extraction_prompt
+from pipecat_steward.core.extraction.stated import source_span
 
 __all__ = [
     "MAX_CHARS",

@@ -12,34 +12,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
-from pipecat_steward.core.number_words import clock_said, spoken_numbers
+from pipecat_steward.core.extraction.stated import SPAN_LIMIT, source_span
 from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.slots import CompiledFlow, propose
-from pipecat_steward.core.slots.affirm import AFFIRMING, is_affirmation
 from pipecat_steward.core.state import SessionState, SlotRecord
 from pipecat_steward.core.variables import JsonValue, VariableSpec, coerce
-from pipecat_steward.core.words import word_list, word_set
 from pipecat_steward.exceptions import CoercionError
 
-__all__ = ["ExtractionMerge", "Proposal", "merge_extraction", "source_span"]
-
-_SPAN_LIMIT = 200
-# A yes is the confirmation classifier's vocabulary; a no is a negation ("I don't").
-_YES_NO = AFFIRMING | word_set(
-    "no nope nah not never don't dont doesn't isn't wasn't won't can't agree agreed please"
-)
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-_MONTHS = word_list(
-    "january february march april may june july august september october november december"
-)
-# Letters of any script (a name said in Cyrillic is said), apart from the digits between them.
-_TOKEN = re.compile(r"[^\W\d_]+|\d+")
+__all__ = ["ExtractionMerge", "Proposal", "merge_extraction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,51 +53,6 @@ class ExtractionMerge:
     written: tuple[str, ...] = ()
     proposals: tuple[Proposal, ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
-
-
-def _tokens(text: str) -> list[str]:
-    """Words and numbers, and the numbers said in words ("for four": 4, "nineteen ninety": 1990)."""
-    words = _TOKEN.findall(text.lower())
-    tokens = [t.lstrip("0") or "0" if t.isdigit() else t for t in words]
-    return [*tokens, *spoken_numbers(words)]
-
-
-def _needed(spec: VariableSpec, value: JsonValue) -> list[str]:
-    if spec.type == "date" and isinstance(value, str):
-        year, month, day = value.split("-")
-        return [year, str(int(day)), f"{int(month)}|{_MONTHS[int(month) - 1]}"]
-    clock = clock_said(value) if spec.type == "time" and isinstance(value, str) else None
-    if clock is not None:  # "17:00" is said "5 pm"
-        hours, minutes = clock
-        return [hours, minutes] if minutes else [hours]
-    return _tokens(str(value))
-
-
-def source_span(spec: VariableSpec, value: JsonValue, context: ExtractionContext) -> str | None:
-    """The caller's words that state ``value`` (None when it was derived, not stated).
-
-    Every token of the value must appear in the context (a date by its year, day and month
-    number or name, possibly across utterances); a yes/no answer states a boolean.
-    """
-    lines = context.lines
-    if spec.type == "boolean":
-        said = [line for line in lines[-1:] if _says_yes_or_no(line)]
-        return said[0][:_SPAN_LIMIT] if said else None
-    needed = _needed(spec, value)
-    used = [line for line in lines if any(_has(_tokens(line), n) for n in needed)]
-    pooled = [t for line in used for t in _tokens(line)]
-    if not needed or not all(_has(pooled, n) for n in needed):
-        return None
-    return " … ".join(used)[:_SPAN_LIMIT]
-
-
-def _says_yes_or_no(line: str) -> bool:
-    words = set(_WORD.findall(line.lower().replace("\u2019", "'")))
-    return bool(_YES_NO & words) or is_affirmation(line)
-
-
-def _has(tokens: Sequence[str], needed: str) -> bool:
-    return any(alt in tokens for alt in needed.split("|"))
 
 
 def _checked(spec: VariableSpec | None, raw: object) -> tuple[JsonValue, str | None]:
@@ -157,7 +97,7 @@ def _record(
     span = source_span(spec, value, context)
     if span is not None:
         return SlotRecord("filled", value, span, "extraction", turn)
-    return SlotRecord("inferred", value, context.latest[:_SPAN_LIMIT] or None, "extraction", turn)
+    return SlotRecord("inferred", value, context.latest[:SPAN_LIMIT] or None, "extraction", turn)
 
 
 def _apply(
