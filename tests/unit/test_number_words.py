@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipecat_steward.core.number_words import number_value, spoken_numbers
 
@@ -34,3 +36,49 @@ def test_runs_of_number_words_say_their_numbers(text: str, numbers: list[str]) -
 )
 def test_a_number_word_has_its_value(word: str, value: int | None) -> None:
     assert number_value(word) == value
+
+
+UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def in_words(n: int) -> str:
+    """``n`` (below 10,000) as a caller says it: "one thousand two hundred thirty four"."""
+    parts: list[str] = []
+    thousands, rest = divmod(n, 1000)
+    hundreds, rest = divmod(rest, 100)
+    if thousands:
+        parts += [UNITS[thousands], "thousand"]
+    if hundreds:
+        parts += [UNITS[hundreds], "hundred"]
+    if rest >= 20:
+        parts += [TENS[rest // 10 - 2]] + ([UNITS[rest % 10]] if rest % 10 else [])
+    elif rest or not parts:
+        parts.append(UNITS[rest])
+    return " ".join(parts)
+
+
+@given(st.integers(0, 9999), st.sampled_from(["", "about ", "a table for "]))
+def test_any_number_said_in_words_is_read_as_itself(n: int, lead: str) -> None:
+    assert str(n) in spoken_numbers(f"{lead}{in_words(n)} please".split())
