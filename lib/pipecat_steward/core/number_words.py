@@ -1,11 +1,17 @@
-"""Numbers as callers say them in words: "four", "twenty five", "the tenth", "nineteen ninety".
+"""Numbers as callers say them: "four", "twenty five", "the tenth", "four four one two".
 
-A speech-to-text service often writes a number in words ("a table for four", "born december
-tenth nineteen ninety"). Code that checks whether the caller said a value reads those words as
-the numbers they say: each number word ("four": 4, "tenth": 10, "ninety": 90), tens with their
-unit ("twenty five", "twenty-first": 25, 21), a year said in pairs ("nineteen ninety": 1990,
-"twenty twenty six": 2026, "nineteen oh five": 1905) and thousands ("two thousand and six":
-2006). A time of day is said by its hour on either clock ("17:00": "5 pm"). Pure: no IO.
+A speech-to-text service writes a number said aloud in digits or in words, depending on the
+service and its settings ("a table for four", "born december tenth nineteen ninety", "my PIN
+is four four one two"), so code that reads numbers in what was said reads both:
+
+- a number said: each number word ("four": 4, "tenth": 10, "ninety": 90), tens with their
+  unit ("twenty five", "twenty-first": 25, 21), a year said in pairs ("nineteen ninety": 1990,
+  "twenty twenty six": 2026, "nineteen oh five": 1905) and thousands ("two thousand and six":
+  2006); a time of day by its hour on either clock ("17:00": "5 pm");
+- digits read out one by one (a secret, a card number): each written or as its word, and
+  "oh" for zero ("four oh one").
+
+Pure: no IO.
 """
 
 from __future__ import annotations
@@ -15,7 +21,17 @@ from collections.abc import Sequence
 
 from pipecat_steward.core.words import word_list
 
-__all__ = ["clock_said", "number_value", "spoken_numbers"]
+__all__ = [
+    "DIGIT",
+    "SPOKEN_DIGIT",
+    "SPOKEN_RUN",
+    "clock_said",
+    "digit_pattern",
+    "number_value",
+    "run_groups",
+    "spoken_digits",
+    "spoken_numbers",
+]
 
 _UNITS = word_list("""
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
@@ -134,3 +150,41 @@ def clock_said(value: str) -> tuple[str, str] | None:
     hour, minute = int(clock.group(1)), int(clock.group(2))
     hours = dict.fromkeys([str(hour), str(hour % 12 or 12)])
     return "|".join(hours), str(minute) if minute else ""
+
+
+# Digits read out one by one.
+
+_NAMES = {word: str(digit) for digit, word in enumerate(_UNITS[:10])} | {"oh": "0"}
+_WORDS_OF = {d: [w for w, v in _NAMES.items() if v == d] for d in "0123456789"}
+_WORD = r"\b(?:" + "|".join(_NAMES) + r")\b"
+
+DIGIT = rf"(?:\d|{_WORD})"
+"""A regular expression for one digit, written or as its word (to match ignoring case)."""
+
+_WRITTEN = re.compile(r"\d")
+SPOKEN_DIGIT = re.compile(DIGIT, re.IGNORECASE)
+"""One digit, written or as its word."""
+
+SPOKEN_RUN = re.compile(rf"(?:\d+|{_WORD})(?:[ \t\-]{{1,3}}(?:\d+|{_WORD}))*", re.IGNORECASE)
+"""Digit groups and digit words joined by spaces or dashes: a number read out in groups
+("4111 1111", "four one one one"; "forty" is no digit word)."""
+
+
+def spoken_digits(text: str) -> list[str]:
+    """Every digit in ``text``, written or as a word, in order ("PIN four 4 one": 4, 4, 1)."""
+    lowered = text.lower()
+    if not any(name in lowered for name in _NAMES):  # most texts (log lines) say no digit
+        return _WRITTEN.findall(text)
+    found: list[str] = SPOKEN_DIGIT.findall(text)
+    return [_NAMES.get(d.lower(), d) for d in found]
+
+
+def digit_pattern(digit: str) -> str:
+    """A regular expression for ``digit`` written or as its word (matched ignoring case)."""
+    words = _WORDS_OF.get(digit, [])  # a digit of another script has no English word
+    return "(?:" + "|".join([digit, *(rf"\b{w}\b" for w in words)]) + ")"
+
+
+def run_groups(run: str) -> list[str]:
+    """The digit groups of a ``SPOKEN_RUN`` match, each word as its digit ("41 four": 41, 4)."""
+    return [_NAMES.get(g.lower(), g) for g in re.split(r"[ \t\-]+", run.strip()) if g]

@@ -8,7 +8,7 @@ for an auxiliary model, a ledger, a trace or a log line.
 
 Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
 found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``, and written or said as words
-(``four one one one …``, see ``core.spoken_digits``); other text matches case-insensitively
+(``four one one one …``, see ``core.number_words``); other text matches case-insensitively
 with any run of whitespace. Pure: no IO, no clock.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pipecat_steward.core.spoken_digits import (
+from pipecat_steward.core.number_words import (
     DIGIT,
     SPOKEN_DIGIT,
     SPOKEN_RUN,
@@ -204,9 +204,10 @@ def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
     """Digit runs in ``text`` that look like secrets before any value is known.
 
     A run is digits, written or as words, joined by spaces or dashes ("4111 1111-1111 1111",
-    "four one one one …"). It is a secret when some of its consecutive groups form a payment card number (13 to 19 digits passing the
-    Luhn check), or when it has at least ``min_digits`` digits (the shortest sensitive
-    value the agent declares or has seen; see :func:`secret_digits`).
+    "four one one one …"). It is a secret when some of its consecutive groups form a payment
+    card number (13 to 19 digits passing the Luhn check), or when it has at least
+    ``min_digits`` digits (the shortest sensitive value the agent declares or has seen; see
+    :func:`secret_digits`).
     """
     found: set[str] = set()
     for match in SPOKEN_RUN.finditer(text):
