@@ -272,6 +272,9 @@ NUMBERS_WRITTEN = [
     (PRICE, 12.5, "$12.50 each", True),
     (PRICE, 12.5, "12 or 50", False),
     (PRICE, 3.0, "three", True),
+    (BUDGET, -4, "minus 4", True),  # the sign is read by the model, the number said here
+    (PRICE, -12.5, "negative twelve fifty", False),
+    (PRICE, -12.5, "minus $12.50", True),
 ]
 
 

@@ -78,7 +78,8 @@ def _needed(spec: VariableSpec, value: JsonValue) -> list[str]:
         hours, minutes = clock
         return [hours, minutes] if minutes else [hours]
     if spec.type in ("integer", "number") and isinstance(value, (int, float)):
-        return [_canonical(str(value))]
+        # The sign ("minus", "below zero") is the model's reading; the number must be said.
+        return [_canonical(str(abs(value)))]
     return _tokens(str(value))
 
 
