@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
 from pipecat_steward.core.number_words import clock_said, spoken_numbers
-from pipecat_steward.core.slots.affirm import AFFIRMING, is_affirmation
+from pipecat_steward.core.slots.affirm import AFFIRMING, caller_words, is_affirmation
 from pipecat_steward.core.variables import JsonValue, VariableSpec
 from pipecat_steward.core.words import word_list, word_set
 
@@ -29,7 +29,6 @@ SPAN_LIMIT = 200
 _YES_NO = AFFIRMING | word_set(
     "no nope nah not never don't dont doesn't isn't wasn't won't can't agree agreed please"
 )
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _MONTHS = word_list(
     "january february march april may june july august september october november december"
 )
@@ -49,8 +48,9 @@ def source_span(spec: VariableSpec, value: JsonValue, context: ExtractionContext
         said = [line for line in lines[-1:] if _says_yes_or_no(line)]
         return said[0][:SPAN_LIMIT] if said else None
     needed = _needed(spec, value)
-    used = [line for line in lines if any(_has(_tokens(line), n) for n in needed)]
-    pooled = [t for line in used for t in _tokens(line)]
+    tokens = {line: _tokens(line) for line in lines}
+    used = [line for line in lines if any(_has(tokens[line], n) for n in needed)]
+    pooled = [t for line in used for t in tokens[line]]
     if not needed or not all(_has(pooled, n) for n in needed):
         return None
     return " … ".join(used)[:SPAN_LIMIT]
@@ -84,8 +84,7 @@ def _needed(spec: VariableSpec, value: JsonValue) -> list[str]:
 
 
 def _says_yes_or_no(line: str) -> bool:
-    words = set(_WORD.findall(line.lower().replace("\u2019", "'")))
-    return bool(_YES_NO & words) or is_affirmation(line)
+    return bool(_YES_NO.intersection(caller_words(line))) or is_affirmation(line)
 
 
 def _has(tokens: Sequence[str], needed: str) -> bool:

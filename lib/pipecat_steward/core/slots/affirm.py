@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import phrase_list, word_set
 
-__all__ = ["is_affirmation", "is_affirmative"]
+__all__ = ["caller_words", "is_affirmation", "is_affirmative"]
 
 # Words that by themselves say "yes".
 AFFIRMING = word_set(
@@ -63,7 +63,8 @@ _VALUE_MARK = re.compile(r"[^\w\s'.,!;:\-\u2014\u2013\u2026\"()]|\d|_")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
-def _words(text: str) -> list[str]:
+def caller_words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased, contractions whole ("don't", typographic or not)."""
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
@@ -71,7 +72,7 @@ def _pending_words(pending: Iterable[JsonValue]) -> frozenset[str]:
     words: set[str] = set()
     for value in pending:
         if isinstance(value, str):
-            words.update(w for w in _words(value) if w not in NEVER)
+            words.update(w for w in caller_words(value) if w not in NEVER)
     return frozenset(words)
 
 
@@ -111,7 +112,7 @@ def is_affirmation(
     text = text.replace("\u2019", "'")
     if "?" in text or _VALUE_MARK.search(text):
         return False
-    words = _words(text)
+    words = caller_words(text)
     if not words:
         return False
     own = _pending_words(pending)
