@@ -19,13 +19,8 @@ from hypothesis import strategies as st
 from tests.integration.test_canaries import clinic_with_secrets
 
 from pipecat_steward.agent.loader import Agent, load_agent
-from pipecat_steward.core.redaction import (
-    PLACEHOLDER,
-    SECURE_PLACEHOLDER,
-    Redactor,
-    shaped_secrets,
-    spoken_secrets,
-)
+from pipecat_steward.core.heard_secrets import shaped_secrets, spoken_secrets
+from pipecat_steward.core.redaction import PLACEHOLDER, SECURE_PLACEHOLDER, Redactor
 from pipecat_steward.pipecat import redaction
 from pipecat_steward.pipecat.redaction import (
     SECURE_CAPTURE_VARIABLE,
@@ -67,7 +62,9 @@ def one_session_at_a_time(text: str) -> str:
 
 
 change = st.one_of(
-    st.tuples(st.just("set"), st.integers(0, 3), st.sampled_from(VARIABLES), st.sampled_from(VALUES)),
+    st.tuples(
+        st.just("set"), st.integers(0, 3), st.sampled_from(VARIABLES), st.sampled_from(VALUES)
+    ),
     st.tuples(st.just("capture"), st.integers(0, 3), st.booleans(), st.just("")),
     st.tuples(st.just("hear"), st.integers(0, 3), st.sampled_from(LINES), st.just("")),
     st.tuples(st.just("log"), st.just(0), st.sampled_from(LINES), st.just("")),

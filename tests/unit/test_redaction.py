@@ -11,16 +11,13 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pipecat_steward.cli.main import main
-from pipecat_steward.core.redaction import (
-    PLACEHOLDER,
-    Redactor,
+from pipecat_steward.core.heard_secrets import (
     luhn,
-    secret_digits,
-    secret_values,
     secrets_in_capture,
     shaped_secrets,
     spoken_secrets,
 )
+from pipecat_steward.core.redaction import PLACEHOLDER, Redactor, secret_digits, secret_values
 from pipecat_steward.core.variables import VariableSpec
 
 DIGITS = st.text(alphabet="0123456789", min_size=4, max_size=19)

@@ -8,8 +8,9 @@ is four four one two"), so code that reads numbers in what was said reads both:
   unit ("twenty five", "twenty-first": 25, 21), a year said in pairs ("nineteen ninety": 1990,
   "twenty twenty six": 2026, "nineteen oh five": 1905) and thousands ("two thousand and six":
   2006); a time of day by its hour on either clock ("17:00": "5 pm");
-- digits read out one by one (a secret, a card number): each written or as its word, and
-  "oh" for zero ("four oh one").
+- digits read out one by one (a secret, a card number): each written or as its word, "oh"
+  for zero ("four oh one"), and "double" or "triple" before a digit for two or three of it
+  ("double four one two": 4412).
 
 Pure: no IO.
 """
@@ -27,6 +28,8 @@ __all__ = [
     "SPOKEN_RUN",
     "clock_said",
     "digit_pattern",
+    "repeat_spans",
+    "repeats_spelled_out",
     "number_value",
     "run_groups",
     "spoken_digits",
@@ -157,26 +160,46 @@ def clock_said(value: str) -> tuple[str, str] | None:
 _NAMES = {word: str(digit) for digit, word in enumerate(_UNITS[:10])} | {"oh": "0"}
 _WORDS_OF = {d: [w for w, v in _NAMES.items() if v == d] for d in "0123456789"}
 _WORD = r"\b(?:" + "|".join(_NAMES) + r")\b"
+_TIMES = {"double": 2, "triple": 3}
+# "double four", "triple 7": one digit said two or three times.
+_REPEATED = r"\b(?:double|triple)[ \t\-]+(?:" + _WORD + r"|\d(?!\d))"
 
-DIGIT = rf"(?:\d|{_WORD})"
-"""A regular expression for one digit, written or as its word (to match ignoring case)."""
+DIGIT = rf"(?:{_REPEATED}|\d|{_WORD})"
+"""A regular expression for one digit, written or as its word, or a digit repeated ("double
+four"); to match ignoring case."""
 
 _WRITTEN = re.compile(r"\d")
 SPOKEN_DIGIT = re.compile(DIGIT, re.IGNORECASE)
-"""One digit, written or as its word."""
+"""One digit, written or as its word, or a repeated one ("double four")."""
 
-SPOKEN_RUN = re.compile(rf"(?:\d+|{_WORD})(?:[ \t\-]{{1,3}}(?:\d+|{_WORD}))*", re.IGNORECASE)
+SPOKEN_RUN = re.compile(
+    rf"(?:{_REPEATED}|\d+|{_WORD})(?:[ \t\-]{{1,3}}(?:{_REPEATED}|\d+|{_WORD}))*", re.IGNORECASE
+)
 """Digit groups and digit words joined by spaces or dashes: a number read out in groups
-("4111 1111", "four one one one"; "forty" is no digit word)."""
+("4111 1111", "four one one one", "double four one two"; "forty" is no digit word)."""
+
+_REPEAT = re.compile(_REPEATED, re.IGNORECASE)
+_SPACES = re.compile(r"[ \t\-]+")
+_SAID = (*_NAMES, *_TIMES)  # a text with none of these words has only written digits
+
+
+def _digits_of(said: str) -> str:
+    """The digits one ``SPOKEN_DIGIT`` match or digit group says ("double four": "44")."""
+    words = _SPACES.split(said.strip().lower())
+    if len(words) == 2 and words[0] in _TIMES:
+        return _NAMES.get(words[1], words[1]) * _TIMES[words[0]]
+    return _NAMES.get(words[0], words[0]) if words else ""
 
 
 def spoken_digits(text: str) -> list[str]:
-    """Every digit in ``text``, written or as a word, in order ("PIN four 4 one": 4, 4, 1)."""
+    """Every digit in ``text``, written or said, in order ("PIN four 4 one": 4, 4, 1).
+
+    A repeated digit is each of its digits ("double four": 4, 4).
+    """
     lowered = text.lower()
-    if not any(name in lowered for name in _NAMES):  # most texts (log lines) say no digit
+    if not any(word in lowered for word in _SAID):  # most texts (log lines) say no digit
         return _WRITTEN.findall(text)
-    found: list[str] = SPOKEN_DIGIT.findall(text)
-    return [_NAMES.get(d.lower(), d) for d in found]
+    return [d for said in SPOKEN_DIGIT.findall(text) for d in _digits_of(said)]
 
 
 def digit_pattern(digit: str) -> str:
@@ -186,5 +209,72 @@ def digit_pattern(digit: str) -> str:
 
 
 def run_groups(run: str) -> list[str]:
-    """The digit groups of a ``SPOKEN_RUN`` match, each word as its digit ("41 four": 41, 4)."""
-    return [_NAMES.get(g.lower(), g) for g in re.split(r"[ \t\-]+", run.strip()) if g]
+    """The digit groups of a ``SPOKEN_RUN`` match, each word as its digit ("41 four": 41, 4).
+
+    A repeated digit is one group of its digits ("double four": 44).
+    """
+    groups = _SPACES.split(run.strip())
+    out: list[str] = []
+    for index, group in enumerate(groups):
+        if not group or group.lower() in _TIMES:
+            continue
+        before = groups[index - 1].lower() if index else ""
+        out.append(_digits_of(f"{before} {group}" if before in _TIMES else group))
+    return out
+
+
+def repeats_spelled_out(text: str) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+    """``text`` with each repeated digit said out in full ("double four": "four four").
+
+    Returns the new text and, for each change, its span in ``text`` and in the new text
+    (``(start, end, new_start, new_end)``); None when ``text`` repeats no digit.
+    """
+    spans: list[tuple[int, int, int, int]] = []
+    parts: list[str] = []
+    done = length = 0
+    for match in _REPEAT.finditer(text):
+        times, digit = _SPACES.split(match.group(0))
+        said = " ".join([digit] * _TIMES[times.lower()])
+        parts += [text[done : match.start()], said]
+        length += match.start() - done
+        spans.append((match.start(), match.end(), length, length + len(said)))
+        length += len(said)
+        done = match.end()
+    if not spans:
+        return None
+    return "".join([*parts, text[done:]]), spans
+
+
+def repeat_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Where ``pattern`` matches ``text`` once its repeated digits are said out in full.
+
+    The spans are ``text``'s, in order and apart; one that starts or ends inside a repeat
+    ("double four") takes all of it. Empty when ``text`` repeats no digit.
+    """
+    spelled = repeats_spelled_out(text)
+    if spelled is None:
+        return []
+    said, spans = spelled
+    found: list[tuple[int, int]] = []
+    for match in pattern.finditer(said):
+        start, end = (
+            _in_text(match.start(), spans, end=False),
+            _in_text(match.end(), spans, end=True),
+        )
+        if found and start <= found[-1][1]:
+            before = found.pop()
+            start, end = before[0], max(end, before[1])
+        found.append((start, end))
+    return found
+
+
+def _in_text(position: int, spans: list[tuple[int, int, int, int]], *, end: bool) -> int:
+    """A position in the spelled-out text, in the original one (see ``repeats_spelled_out``)."""
+    shift = 0
+    for start, stop, new_start, new_stop in spans:
+        if position <= new_start:
+            break
+        if position < new_stop:
+            return stop if end else start
+        shift += (new_stop - new_start) - (stop - start)
+    return position - shift

@@ -8,8 +8,9 @@ for an auxiliary model, a ledger, a trace or a log line.
 
 Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
 found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``, and written or said as words
-(``four one one one …``, see ``core.number_words``); other text matches case-insensitively
-with any run of whitespace. Pure: no IO, no clock.
+(``four one one one …``, ``double four …``, see ``core.number_words``); other text matches
+case-insensitively with any run of whitespace. What makes a value secret by how it is heard
+(named as a credential, shaped like a card) is ``core.heard_secrets``. Pure: no IO, no clock.
 """
 
 from __future__ import annotations
@@ -21,29 +22,24 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pipecat_steward.core.number_words import (
-    DIGIT,
     SPOKEN_DIGIT,
-    SPOKEN_RUN,
     digit_pattern,
-    run_groups,
+    repeat_spans,
     spoken_digits,
 )
 from pipecat_steward.core.variables import VariableSpec
 
 __all__ = [
-    "DIGIT_RUN",
+    "MIN_SECRET",
     "PLACEHOLDER",
     "SECURE_PLACEHOLDER",
+    "SEPARATORS",
     "as_text",
     "IndexedRedactor",
     "Redactor",
-    "luhn",
     "redact_tree",
     "secret_values",
     "secret_digits",
-    "secrets_in_capture",
-    "shaped_secrets",
-    "spoken_secrets",
 ]
 
 PLACEHOLDER = "[redacted]"
@@ -51,15 +47,14 @@ SECURE_PLACEHOLDER = "[secure capture: redacted]"
 """What an utterance heard during a secure capture becomes, everywhere."""
 
 MIN_SECRET = 3
-_SEP = r"[\s.,\-/]*"  # "4111 1111", "4,412", "four, four, one, two"
-DIGIT_RUN = re.compile(rf"{DIGIT}(?:{_SEP}{DIGIT}){{3,}}", re.IGNORECASE)
-"""Four digits or more in a row, written or said, with any separators between them."""
+SEPARATORS = r"[\s.,\-/]*"
+"""What may stand between the digits of a number: "4111 1111", "4,412", "four, four, one"."""
 
 
 def _pattern(secret: str) -> str:
     digits = spoken_digits(secret)
     if _is_number(secret, digits):
-        return r"(?<!\d)" + _SEP.join(digit_pattern(d) for d in digits) + r"(?!\d)"
+        return r"(?<!\d)" + SEPARATORS.join(digit_pattern(d) for d in digits) + r"(?!\d)"
     words = secret.split()
     return r"\s+".join(re.escape(w) for w in words)
 
@@ -104,118 +99,12 @@ def as_text(value: object) -> str:
     return str(value)
 
 
-_CREDENTIAL = (
-    r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
-    r"social security(?: number)?|ssn|social|card number|account number|routing number)"
-    # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
-    # letter of any script continues the word (not a digit, nor the underscore).
-    r"(?![^\W\d_])"
-    r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"  # "PIN's", "PIN is"
-)
-# Digits, written or said ("four four one two"), or a word with a digit ("hunter22").
-_NUMERIC = rf"{DIGIT}(?:{_SEP}{DIGIT}){{2,}}|[^\s,.;!?]*\d[^\s,.;!?]*"
-_SPOKEN = re.compile(
-    _CREDENTIAL
-    # After a colon (or nothing), any value with a digit or a long word ("hunter-two-two");
-    # after a comma or a pause ("PIN, 4412", "PIN... 4412") only a number: "my password,
-    # Robert" names Robert, not a password.
-    + rf"(?:\s*[:=\-]?\s*(?P<value>{_NUMERIC}|[^\s,.;!?]{{6,}})"
-    + rf"|\s*(?:,|\.{{2,3}}|\u2026)\s*(?P<number>{_NUMERIC}))",
-    re.IGNORECASE,
-)
-
-
-# Pure on strings, and the same utterances and values are redacted many times per turn.
-@functools.lru_cache(maxsize=4096)
-def spoken_secrets(text: str) -> frozenset[str]:
-    """Values a speaker names as a credential ("my password is …", "PIN 4412", "SSN …").
-
-    A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
-    """
-    found = {(m.group("value") or m.group("number")).strip() for m in _SPOKEN.finditer(text)}
-    return frozenset(v for v in found if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET)
-
-
-_NOT_SECRET = frozenset(
-    {
-        "correct",
-        "changed",
-        "expired",
-        "locked",
-        "forgotten",
-        "working",
-        "number",
-        "please",
-        "wrong",
-        "incorrect",
-        "missing",
-        "invalid",
-    }
-)
-
-
 def secret_values(
     specs: Iterable[VariableSpec], variables: Mapping[str, object]
 ) -> frozenset[str]:
     """Every value (leaf values of structures too) of the sensitive variables that are set."""
     names = {s.name for s in specs if s.sensitive}
     return frozenset(text for n in names if n in variables for text in _leaves(variables[n]))
-
-
-def secrets_in_capture(text: str) -> frozenset[str]:
-    """What an utterance heard during a secure capture makes secret.
-
-    The whole utterance and every run of four or more digits in it, so a later echo of the
-    number is caught too.
-    """
-    found = {m.group(0) for m in DIGIT_RUN.finditer(text)}
-    clean = " ".join(text.split())
-    return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
-
-
-CARD_LENGTHS = range(13, 20)
-"""Payment card numbers have 13 to 19 digits (ISO/IEC 7812) and pass the Luhn check."""
-
-
-def luhn(digits: str) -> bool:
-    """Whether a digit string passes the Luhn checksum (payment card numbers do)."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _cards(groups: list[str]) -> bool:
-    """Whether consecutive digit groups of one run spell a Luhn-valid card number."""
-    for start in range(len(groups)):
-        digits = ""
-        for group in groups[start:]:
-            digits += group
-            if len(digits) > CARD_LENGTHS.stop - 1:
-                break
-            if len(digits) in CARD_LENGTHS and luhn(digits):
-                return True
-    return False
-
-
-@functools.lru_cache(maxsize=4096)
-def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
-    """Digit runs in ``text`` that look like secrets before any value is known.
-
-    A run is digits, written or as words, joined by spaces or dashes ("4111 1111-1111 1111",
-    "four one one one …"). It is a secret when some of its consecutive groups form a payment
-    card number (13 to 19 digits passing the Luhn check), or when it has at least
-    ``min_digits`` digits (the shortest sensitive value the agent declares or has seen; see
-    :func:`secret_digits`).
-    """
-    found: set[str] = set()
-    for match in SPOKEN_RUN.finditer(text):
-        groups = run_groups(match.group(0))
-        count = sum(len(g) for g in groups)
-        if (min_digits is not None and count >= min_digits) or _cards(groups):
-            found.add(match.group(0))
-    return frozenset(found)
 
 
 def secret_digits(specs: Iterable[VariableSpec], variables: Mapping[str, object]) -> int | None:
@@ -323,11 +212,18 @@ class Redactor:
         """``text`` with every secret replaced by the placeholder."""
         if self._regex is None or not text:
             return text
-        return self._regex.sub(PLACEHOLDER, text)
+        text = self._regex.sub(PLACEHOLDER, text)
+        # "double four one two" says 4412: look again with repeated digits said in full.
+        for start, end in reversed(repeat_spans(self._regex, text)):
+            text = text[:start] + PLACEHOLDER + text[end:]
+        return text
 
     def leaks(self, text: str) -> bool:
         """Whether ``text`` still contains a secret."""
-        return self._regex is not None and self._regex.search(text) is not None
+        regex = self._regex
+        if regex is None:
+            return False
+        return regex.search(text) is not None or bool(repeat_spans(regex, text))
 
 
 @dataclass(frozen=True)

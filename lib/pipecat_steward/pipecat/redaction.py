@@ -22,18 +22,19 @@ from typing import Any, cast
 
 from loguru import logger
 
+from pipecat_steward.core.heard_secrets import (
+    mask_digit_runs,
+    secrets_in_capture,
+    shaped_secrets,
+    spoken_secrets,
+)
 from pipecat_steward.core.redaction import (
-    DIGIT_RUN,
-    PLACEHOLDER,
     SECURE_PLACEHOLDER,
     IndexedRedactor,
     Redactor,
     as_text,
     secret_digits,
     secret_values,
-    secrets_in_capture,
-    shaped_secrets,
-    spoken_secrets,
 )
 from pipecat_steward.core.variables import VariableSpec
 from pipecat_steward.runtime.session import StewardSession
@@ -314,7 +315,7 @@ def redact_everywhere(text: str) -> str:
     text = union.redactor.redact(text, unknown)
     if union.capturing:
         text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
-        text = DIGIT_RUN.sub(PLACEHOLDER, text)
+        text = mask_digit_runs(text)
     return text
 
 

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from pipecat_steward.core.extraction.context import build_context
 from pipecat_steward.core.extraction.merge import merge_extraction
+from pipecat_steward.core.heard_secrets import secrets_in_capture, shaped_secrets, spoken_secrets
 from pipecat_steward.core.monitor.policy import claims_completion, promises_action
 from pipecat_steward.core.monitor.policy import is_question as bot_asks
 from pipecat_steward.core.procedures.steps import normalize
-from pipecat_steward.core.redaction import secrets_in_capture, shaped_secrets, spoken_secrets
 from pipecat_steward.core.slots import compile_flow, step
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.slots.answer_first import is_question

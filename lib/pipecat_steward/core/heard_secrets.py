@@ -1,0 +1,165 @@
+"""Secrets by what is heard, before or besides any value known to be secret.
+
+A caller names a credential ("my PIN is 4412", "password: hunter22"); a number is read out
+that has the shape of a payment card or of the agent's sensitive values; an utterance is heard
+during a secure capture. Each gives values that :mod:`~pipecat_steward.core.redaction`'s
+redactors then replace wherever they appear. Digits count written or said, in words or
+repeated ("four four one two", "double four one two"). Pure: no IO.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from pipecat_steward.core.number_words import (
+    DIGIT,
+    SPOKEN_DIGIT,
+    SPOKEN_RUN,
+    run_groups,
+    spoken_digits,
+)
+from pipecat_steward.core.redaction import MIN_SECRET, PLACEHOLDER, SEPARATORS
+
+__all__ = [
+    "CARD_LENGTHS",
+    "luhn",
+    "mask_digit_runs",
+    "secrets_in_capture",
+    "shaped_secrets",
+    "spoken_secrets",
+]
+
+_RUN = re.compile(
+    rf"{DIGIT}(?:{SEPARATORS}{DIGIT})*", re.IGNORECASE
+)  # digits in a row, any separators
+_RUN_DIGITS = 4
+
+
+def _digit_runs(text: str) -> list[re.Match[str]]:
+    """Runs of four digits or more, written or said, with any separators between them."""
+    return [m for m in _RUN.finditer(text) if len(spoken_digits(m.group(0))) >= _RUN_DIGITS]
+
+
+def mask_digit_runs(text: str) -> str:
+    """``text`` with every run of four digits or more (written or said) replaced."""
+    for match in reversed(_digit_runs(text)):
+        text = text[: match.start()] + PLACEHOLDER + text[match.end() :]
+    return text
+
+
+_CREDENTIAL = (
+    r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
+    r"social security(?: number)?|ssn|social|card number|account number|routing number)"
+    # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
+    # letter of any script continues the word (not a digit, nor the underscore).
+    r"(?![^\W\d_])"
+    r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"  # "PIN's", "PIN is"
+)
+# Digits, written or said ("four four one two"), up to a space or a stop (three at least, see
+# ``spoken_secrets``), or a word with a digit ("hunter22").
+_NUMERIC = rf"{DIGIT}(?:{SEPARATORS}{DIGIT})*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
+_SPOKEN = re.compile(
+    _CREDENTIAL
+    # After a colon (or nothing), any value with a digit or a long word ("hunter-two-two");
+    # after a comma or a pause ("PIN, 4412", "PIN... 4412") only a number: "my password,
+    # Robert" names Robert, not a password.
+    + rf"(?:\s*[:=\-]?\s*(?P<value>{_NUMERIC}|(?!{DIGIT})[^\s,.;!?]{{6,}})"
+    + rf"|\s*(?:,|\.{{2,3}}|\u2026)\s*(?P<number>{_NUMERIC}))",
+    re.IGNORECASE,
+)
+
+
+# Pure on strings, and the same utterances and values are redacted many times per turn.
+@functools.lru_cache(maxsize=4096)
+def spoken_secrets(text: str) -> frozenset[str]:
+    """Values a speaker names as a credential ("my password is …", "PIN 4412", "SSN …").
+
+    A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
+    """
+    found = {(m.group("value") or m.group("number")).strip() for m in _SPOKEN.finditer(text)}
+    return frozenset(
+        v
+        for v in found
+        if len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET and not _few_digits(v)
+    )
+
+
+def _few_digits(value: str) -> bool:
+    """Whether ``value`` is only digits (written or said), fewer than a secret has."""
+    rest = SPOKEN_DIGIT.sub("", value).strip(" \t.,-/")
+    return not rest and len(spoken_digits(value)) < MIN_SECRET
+
+
+_NOT_SECRET = frozenset(
+    {
+        "correct",
+        "changed",
+        "expired",
+        "locked",
+        "forgotten",
+        "working",
+        "number",
+        "please",
+        "wrong",
+        "incorrect",
+        "missing",
+        "invalid",
+    }
+)
+
+
+def secrets_in_capture(text: str) -> frozenset[str]:
+    """What an utterance heard during a secure capture makes secret.
+
+    The whole utterance and every run of four or more digits in it, so a later echo of the
+    number is caught too.
+    """
+    found = {m.group(0) for m in _digit_runs(text)}
+    clean = " ".join(text.split())
+    return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
+
+
+CARD_LENGTHS = range(13, 20)
+"""Payment card numbers have 13 to 19 digits (ISO/IEC 7812) and pass the Luhn check."""
+
+
+def luhn(digits: str) -> bool:
+    """Whether a digit string passes the Luhn checksum (payment card numbers do)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _cards(groups: list[str]) -> bool:
+    """Whether consecutive digit groups of one run spell a Luhn-valid card number."""
+    for start in range(len(groups)):
+        digits = ""
+        for group in groups[start:]:
+            digits += group
+            if len(digits) > CARD_LENGTHS.stop - 1:
+                break
+            if len(digits) in CARD_LENGTHS and luhn(digits):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
+    """Digit runs in ``text`` that look like secrets before any value is known.
+
+    A run is digits, written or as words, joined by spaces or dashes ("4111 1111-1111 1111",
+    "four one one one …"). It is a secret when some of its consecutive groups form a payment
+    card number (13 to 19 digits passing the Luhn check), or when it has at least
+    ``min_digits`` digits (the shortest sensitive value the agent declares or has seen; see
+    :func:`secret_digits`).
+    """
+    found: set[str] = set()
+    for match in SPOKEN_RUN.finditer(text):
+        groups = run_groups(match.group(0))
+        count = sum(len(g) for g in groups)
+        if (min_digits is not None and count >= min_digits) or _cards(groups):
+            found.add(match.group(0))
+    return frozenset(found)
