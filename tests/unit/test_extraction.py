@@ -207,10 +207,34 @@ NUMBERS_IN_WORDS = [
     (1, "2006-01-01", "january first two thousand and five", False),
 ]
 
+ZIP = VariableSpec(name="zip", type="string", extraction=True, description="Postcode.")
+PIN = VariableSpec(name="pin", type="integer", extraction=True, description="A number.")
+# Codes and numbers are read out digit by digit, in words or digits, a digit twice "double".
+READ_OUT = [
+    (ZIP, "94110", "my zip is nine four one one zero", True),
+    (ZIP, "94110", "my zip is 9 4 1 1 0", True),
+    (ZIP, "94110", "it's nine-four-one-one-oh", True),
+    (ZIP, "02134", "oh two one three four", True),
+    (ZIP, "94110", "nine four one one one", False),
+    (PIN, 4412, "double four one two", True),
+    (PIN, 4412, "four four one two", True),
+    (PIN, 4412, "four one two", False),
+    (ZIP, "5551234", "five five five one two three four", True),
+    (ZIP, "5551234", "triple five one two three four", True),
+]
+
 
 @pytest.mark.parametrize(("spec", "value", "said", "stated"), NUMBERS_IN_WORDS)
 def test_a_number_said_in_words_states_it(spec: int, value: Any, said: str, stated: bool) -> None:
     span = source_span(SPECS[spec], value, ExtractionContext(said))
+    assert (span is not None) is stated
+
+
+@pytest.mark.parametrize(("spec", "value", "said", "stated"), READ_OUT)
+def test_a_number_read_out_digit_by_digit_states_it(
+    spec: VariableSpec, value: Any, said: str, stated: bool
+) -> None:
+    span = source_span(spec, value, ExtractionContext(said))
     assert (span is not None) is stated
 
 

@@ -2,7 +2,8 @@
 
 A value is stated when every part of it was said: each word of a name, in any script; a
 number written or in words ("4", "four"), with thousands separators or a decimal point
-("1,200", "12.50"); a date by its year, its day and its month's number or name, possibly
+("1,200", "12.50"), or read out digit by digit ("nine four one one zero", "double four one
+two"); a date by its year, its day and its month's number or name, possibly
 across utterances ("born December 10th" … "1990"); a time of day by its hour on either clock
 ("17:00": "5 pm") and its minutes; a yes or a no by any word that says it. What was not
 stated was derived: the slot engine confirms it aloud before it counts. Pure.
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
-from pipecat_steward.core.number_words import clock_said, spoken_numbers
+from pipecat_steward.core.number_words import SPOKEN_RUN, clock_said, run_groups, spoken_numbers
 from pipecat_steward.core.slots.affirm import AFFIRMING, caller_words, is_affirmation
 from pipecat_steward.core.variables import JsonValue, VariableSpec
 from pipecat_steward.core.words import word_list, word_set
@@ -57,11 +58,20 @@ def source_span(spec: VariableSpec, value: JsonValue, context: ExtractionContext
 
 
 def _tokens(text: str) -> list[str]:
-    """Words and numbers, and the numbers said in words ("for four": 4, "nineteen ninety": 1990)."""
+    """Words and numbers, and the numbers said in words or read out.
+
+    "for four": 4, "nineteen ninety": 1990, "nine four one one zero": 94110.
+    """
     words = _TOKEN.findall(text.lower())
     tokens = [t.lstrip("0") or "0" if t.isdigit() else t for t in words]
     written = [_canonical(n) for n in _NUMBER.findall(text)]  # "1,200", "12.50"
-    return [*tokens, *written, *spoken_numbers(words)]
+    return [*tokens, *written, *spoken_numbers(words), *_read_out(text)]
+
+
+def _read_out(text: str) -> list[str]:
+    """The numbers read out digit by digit: two digits or more ("twenty five" reads no 5)."""
+    runs = ["".join(run_groups(run)) for run in SPOKEN_RUN.findall(text)]
+    return [run.lstrip("0") or "0" for run in runs if len(run) > 1]
 
 
 def _canonical(number: str) -> str:
