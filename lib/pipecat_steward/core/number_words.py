@@ -31,6 +31,7 @@ __all__ = [
     "repeat_spans",
     "repeats_spelled_out",
     "number_value",
+    "read_out_numbers",
     "run_groups",
     "spoken_digits",
     "spoken_numbers",
@@ -200,6 +201,16 @@ def spoken_digits(text: str) -> list[str]:
     if not any(word in lowered for word in _SAID):  # most texts (log lines) say no digit
         return _WRITTEN.findall(text)
     return [d for said in SPOKEN_DIGIT.findall(text) for d in _digits_of(said)]
+
+
+def read_out_numbers(text: str) -> list[str]:
+    """The numbers ``text`` reads out digit by digit, two digits or more, without leading zeros.
+
+    "nine four one one zero": 94110; "double four one two": 4412; "oh two one": 21. A lone
+    digit word ("twenty five") reads none: ``spoken_numbers`` reads numbers said.
+    """
+    runs = ["".join(run_groups(run)) for run in SPOKEN_RUN.findall(text)]
+    return [run.lstrip("0") or "0" for run in runs if len(run) > 1]
 
 
 def digit_pattern(digit: str) -> str:

@@ -158,3 +158,20 @@ def test_a_yes_accepts_a_camel_cased_name_the_bot_offered(value: str) -> None:
 def test_a_yes_accepts_a_time_the_bot_offered_on_either_clock(offered: str, value: str) -> None:
     assert supports_correction("yes", value, offered)
     assert not supports_correction("yes", value, "Shall I make it 8 pm?")
+
+
+@pytest.mark.parametrize(
+    ("offered", "value", "other"),
+    [
+        ("Your zip is nine four one one zero, right?", "94110", "94115"),
+        ("So that's double four one two?", "4412", "4421"),
+        ("The code is 9 4 1 1 0?", "94110", "94111"),
+        ("Room oh two one?", "021", "012"),
+    ],
+)
+def test_a_yes_accepts_a_number_the_bot_read_out_digit_by_digit(
+    offered: str, value: str, other: str
+) -> None:
+    """A voice bot reads codes out digit by digit; a bare yes accepts what it read."""
+    assert supports_correction("yes", value, offered)
+    assert not supports_correction("yes", other, offered)

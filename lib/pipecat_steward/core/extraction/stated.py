@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from pipecat_steward.core.extraction.context import ExtractionContext
-from pipecat_steward.core.number_words import SPOKEN_RUN, clock_said, run_groups, spoken_numbers
+from pipecat_steward.core.number_words import clock_said, read_out_numbers, spoken_numbers
 from pipecat_steward.core.slots.affirm import AFFIRMING, caller_words, is_affirmation
 from pipecat_steward.core.variables import JsonValue, VariableSpec
 from pipecat_steward.core.words import word_list, word_set
@@ -65,13 +65,7 @@ def _tokens(text: str) -> list[str]:
     words = _TOKEN.findall(text.lower())
     tokens = [t.lstrip("0") or "0" if t.isdigit() else t for t in words]
     written = [_canonical(n) for n in _NUMBER.findall(text)]  # "1,200", "12.50"
-    return [*tokens, *written, *spoken_numbers(words), *_read_out(text)]
-
-
-def _read_out(text: str) -> list[str]:
-    """The numbers read out digit by digit: two digits or more ("twenty five" reads no 5)."""
-    runs = ["".join(run_groups(run)) for run in SPOKEN_RUN.findall(text)]
-    return [run.lstrip("0") or "0" for run in runs if len(run) > 1]
+    return [*tokens, *written, *spoken_numbers(words), *read_out_numbers(text)]
 
 
 def _canonical(number: str) -> str:

@@ -7,8 +7,8 @@ A settled answer changes only on a caller turn that carries content. The model's
   a second", "not sure") carries nothing, so no correction happens on it;
 - a bare affirmation accepts what the bot offered: it supports a correction to a value the
   bot's last words named, and no other;
-- words that name the new value (a word or a number of it, spoken numbers and month names
-  included) support it, and so do other words: whether they mean a change ("could you do so
+- words that name the new value (a word or a number of it, numbers said or read out digit by
+  digit and month names included) support it, and so do other words: whether they mean a change ("could you do so
   please?" after an offer, "I'd like to book a room") is the model's reading of language.
 
 A wrong refusal costs one question to the caller; a wrong correction loses an answer the
@@ -20,7 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pipecat_steward.core.number_words import clock_said, number_value, spoken_numbers
+from pipecat_steward.core.number_words import (
+    clock_said,
+    number_value,
+    read_out_numbers,
+    spoken_numbers,
+)
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import word_list, word_set
@@ -96,7 +101,7 @@ def supports_correction(
 def _names(text: str, value: JsonValue, held: Iterable[JsonValue] = ()) -> bool:
     """Whether ``text`` names a word or number of ``value`` that no ``held`` value has."""
     words = _tokens(text)
-    said = {_normal(t) for t in words} | set(spoken_numbers(words))
+    said = {_normal(t) for t in words} | {*spoken_numbers(words), *read_out_numbers(text)}
     # Small words ("not" of "not-an-email" in "not sure") name nothing.
     old = {t for v in held if v is not None for t in _value_tokens(v)} | HESITATION
     return any(t in said and (len(t) > 1 or t.isdecimal()) for t in _value_tokens(value) - old)
