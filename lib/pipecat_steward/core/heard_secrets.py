@@ -4,7 +4,9 @@ A caller names a credential ("my PIN is 4412", "password: hunter22"); a number i
 that has the shape of a payment card or of the agent's sensitive values; an utterance is heard
 during a secure capture. Each gives values that :mod:`~pipecat_steward.core.redaction`'s
 redactors then replace wherever they appear. Digits count written or said, in words or
-repeated ("four four one two", "double four one two"). Pure: no IO.
+as numbers ("four four one two", "double four one two", "forty four twelve"): each reader
+looks at the text with its number words written as digits (``core.digits_said``) and gives
+back the words as they were said. Pure: no IO.
 """
 
 from __future__ import annotations
@@ -12,13 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from pipecat_steward.core.number_words import (
-    DIGIT,
-    SPOKEN_DIGIT,
-    SPOKEN_RUN,
-    run_groups,
-    spoken_digits,
-)
+from pipecat_steward.core.digits_said import digit_groups, spell_digits, spoken_digits
 from pipecat_steward.core.redaction import MIN_SECRET, PLACEHOLDER, SEPARATORS
 
 __all__ = [
@@ -30,21 +26,24 @@ __all__ = [
     "spoken_secrets",
 ]
 
-_RUN = re.compile(
-    rf"{DIGIT}(?:{SEPARATORS}{DIGIT})*", re.IGNORECASE
-)  # digits in a row, any separators
+_RUN = re.compile(rf"\d(?:{SEPARATORS}\d)*")  # digits in a row, with any separators
 _RUN_DIGITS = 4
 
 
-def _digit_runs(text: str) -> list[re.Match[str]]:
-    """Runs of four digits or more, written or said, with any separators between them."""
-    return [m for m in _RUN.finditer(text) if len(spoken_digits(m.group(0))) >= _RUN_DIGITS]
+def _digit_runs(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` has four digits or more in a row, written or said, separated anyhow."""
+    spelled = spell_digits(text)
+    return [
+        spelled.original(m.start(), m.end())
+        for m in _RUN.finditer(spelled.text)
+        if len(re.findall(r"\d", m.group(0))) >= _RUN_DIGITS
+    ]
 
 
 def mask_digit_runs(text: str) -> str:
     """``text`` with every run of four digits or more (written or said) replaced."""
-    for match in reversed(_digit_runs(text)):
-        text = text[: match.start()] + PLACEHOLDER + text[match.end() :]
+    for start, end in reversed(_digit_runs(text)):
+        text = text[:start] + PLACEHOLDER + text[end:]
     return text
 
 
@@ -56,15 +55,15 @@ _CREDENTIAL = (
     r"(?![^\W\d_])"
     r"(?:\s*['\u2019]s\b|\s+(?:is|was|to|will be|should be|it's|number is))?"  # "PIN's", "PIN is"
 )
-# Digits, written or said ("four four one two"), up to a space or a stop (three at least, see
-# ``spoken_secrets``), or a word with a digit ("hunter22").
-_NUMERIC = rf"{DIGIT}(?:{SEPARATORS}{DIGIT})*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
+# Digits up to a space or a stop (three at least, see ``spoken_secrets``), or a word with a
+# digit ("hunter22"); read where number words are digits ("four four one two": "4 4 1 2").
+_NUMERIC = rf"\d(?:{SEPARATORS}\d)*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
 _SPOKEN = re.compile(
     _CREDENTIAL
     # After a colon (or nothing), any value with a digit or a long word ("hunter-two-two");
     # after a comma or a pause ("PIN, 4412", "PIN... 4412") only a number: "my password,
     # Robert" names Robert, not a password.
-    + rf"(?:\s*[:=\-]?\s*(?P<value>{_NUMERIC}|(?!{DIGIT})[^\s,.;!?]{{6,}})"
+    + rf"(?:\s*[:=\-]?\s*(?P<value>{_NUMERIC}|[^\s,.;!?]{{6,}})"
     + rf"|\s*(?:,|\.{{2,3}}|\u2026)\s*(?P<number>{_NUMERIC}))",
     re.IGNORECASE,
 )
@@ -77,7 +76,12 @@ def spoken_secrets(text: str) -> frozenset[str]:
 
     A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
     """
-    found = {(m.group("value") or m.group("number")).strip() for m in _SPOKEN.finditer(text)}
+    spelled = spell_digits(text)
+    found: set[str] = set()
+    for match in _SPOKEN.finditer(spelled.text):
+        group = "value" if match.group("value") else "number"
+        start, end = spelled.original(match.start(group), match.end(group))
+        found.add(text[start:end].strip())  # as said: "forty four twelve", not "44 12"
     return frozenset(
         v
         for v in found
@@ -87,7 +91,7 @@ def spoken_secrets(text: str) -> frozenset[str]:
 
 def _few_digits(value: str) -> bool:
     """Whether ``value`` is only digits (written or said), fewer than a secret has."""
-    rest = SPOKEN_DIGIT.sub("", value).strip(" \t.,-/")
+    rest = re.sub(r"[\d\s.,\-/]", "", spell_digits(value).text)
     return not rest and len(spoken_digits(value)) < MIN_SECRET
 
 
@@ -115,7 +119,7 @@ def secrets_in_capture(text: str) -> frozenset[str]:
     The whole utterance and every run of four or more digits in it, so a later echo of the
     number is caught too.
     """
-    found = {m.group(0) for m in _digit_runs(text)}
+    found = {text[start:end] for start, end in _digit_runs(text)}
     clean = " ".join(text.split())
     return frozenset({*found, clean} if len(clean) >= MIN_SECRET else found)
 
@@ -157,9 +161,8 @@ def shaped_secrets(text: str, min_digits: int | None = None) -> frozenset[str]:
     :func:`secret_digits`).
     """
     found: set[str] = set()
-    for match in SPOKEN_RUN.finditer(text):
-        groups = run_groups(match.group(0))
+    for said, groups in digit_groups(text):
         count = sum(len(g) for g in groups)
         if (min_digits is not None and count >= min_digits) or _cards(groups):
-            found.add(match.group(0))
+            found.add(said)
     return frozenset(found)

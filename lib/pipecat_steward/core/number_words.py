@@ -8,9 +8,7 @@ is four four one two"), so code that reads numbers in what was said reads both:
   unit ("twenty five", "twenty-first": 25, 21), a year said in pairs ("nineteen ninety": 1990,
   "twenty twenty six": 2026, "nineteen oh five": 1905) and thousands ("two thousand and six":
   2006); a time of day by its hour on either clock ("17:00": "5 pm");
-- digits read out one by one (a secret, a card number): each written or as its word, "oh"
-  for zero ("four oh one"), and "double" or "triple" before a digit for two or three of it
-  ("double four one two": 4412).
+- digits read out one by one (a secret, a card number): see ``core.digits_said``.
 
 Pure: no IO.
 """
@@ -23,17 +21,11 @@ from collections.abc import Sequence
 from pipecat_steward.core.words import word_list
 
 __all__ = [
-    "DIGIT",
-    "SPOKEN_DIGIT",
-    "SPOKEN_RUN",
+    "DIGIT_WORDS",
+    "NUMBER_WORDS",
     "clock_said",
-    "digit_pattern",
-    "repeat_spans",
-    "repeats_spelled_out",
     "number_value",
-    "read_out_numbers",
-    "run_groups",
-    "spoken_digits",
+    "said_digits",
     "spoken_numbers",
 ]
 
@@ -49,6 +41,13 @@ _TENS = word_list("twenty thirty forty fifty sixty seventy eighty ninety")
 _TEN_ORDINALS = word_list(
     "twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth"
 )
+
+
+DIGIT_WORDS: dict[str, str] = {w: str(d) for d, w in enumerate(_UNITS[:10])} | {"oh": "0"}
+"""Each word of a digit read out, and its digit ("oh" is a zero)."""
+
+NUMBER_WORDS: tuple[str, ...] = (*_UNITS, *_TENS, "hundred", "thousand")
+"""The words numbers are said with (ordinals apart)."""
 
 
 def number_value(word: str) -> int | None:
@@ -125,6 +124,48 @@ def _parts(words: Sequence[str]) -> list[int]:
     return parts
 
 
+def said_digits(words: Sequence[str]) -> list[str]:
+    """The digits a run of lower-case number words says, in its groups.
+
+    Each digit word is its digit ("oh" a zero), a teen its two ("twelve": 12), tens take the
+    unit after them ("forty four": 44), "double" and "triple" repeat the digit after them
+    ("double 4": 44); a run with hundreds or thousands is its one number ("two thousand and
+    six": 2006). Other words ("and") say nothing.
+    """
+    if "hundred" in words or "thousand" in words:
+        return [str(_thousands(words))]
+    groups: list[str] = []
+    index = 0
+    while index < len(words):
+        word, after = words[index], words[index + 1] if index + 1 < len(words) else ""
+        group, used = _group(word, after)
+        groups += [group] if group else []
+        index += used
+    return groups
+
+
+def _group(word: str, after: str) -> tuple[str, int]:
+    """The digits ``word`` says, with ``after`` when it takes it, and how many words it used."""
+    digit = DIGIT_WORDS.get(after) or (after if len(after) == 1 and after.isdigit() else "")
+    if word in _TIMES and digit:
+        return digit * _TIMES[word], 2
+    value = number_value(word)
+    if word in _TENS and after in _UNITS[1:10]:
+        return str(_value(word) + _value(after)), 2
+    if word in DIGIT_WORDS:
+        return DIGIT_WORDS[word], 1
+    return ("" if value is None else str(value)), 1
+
+
+_TIMES = {"double": 2, "triple": 3}
+
+
+def _value(word: str) -> int:
+    value = number_value(word)
+    assert value is not None
+    return value
+
+
 def _thousands(run: Sequence[str]) -> int:
     """The number a run with thousands or hundreds says ("two thousand and six": 2006)."""
     total, current = 0, 0
@@ -154,138 +195,3 @@ def clock_said(value: str) -> tuple[str, str] | None:
     hour, minute = int(clock.group(1)), int(clock.group(2))
     hours = dict.fromkeys([str(hour), str(hour % 12 or 12)])
     return "|".join(hours), str(minute) if minute else ""
-
-
-# Digits read out one by one.
-
-_NAMES = {word: str(digit) for digit, word in enumerate(_UNITS[:10])} | {"oh": "0"}
-_WORDS_OF = {d: [w for w, v in _NAMES.items() if v == d] for d in "0123456789"}
-_WORD = r"\b(?:" + "|".join(_NAMES) + r")\b"
-_TIMES = {"double": 2, "triple": 3}
-# "double four", "triple 7": one digit said two or three times.
-_REPEATED = r"\b(?:double|triple)[ \t\-]+(?:" + _WORD + r"|\d(?!\d))"
-
-DIGIT = rf"(?:{_REPEATED}|\d|{_WORD})"
-"""A regular expression for one digit, written or as its word, or a digit repeated ("double
-four"); to match ignoring case."""
-
-_WRITTEN = re.compile(r"\d")
-SPOKEN_DIGIT = re.compile(DIGIT, re.IGNORECASE)
-"""One digit, written or as its word, or a repeated one ("double four")."""
-
-SPOKEN_RUN = re.compile(
-    rf"(?:{_REPEATED}|\d+|{_WORD})(?:[ \t\-]{{1,3}}(?:{_REPEATED}|\d+|{_WORD}))*", re.IGNORECASE
-)
-"""Digit groups and digit words joined by spaces or dashes: a number read out in groups
-("4111 1111", "four one one one", "double four one two"; "forty" is no digit word)."""
-
-_REPEAT = re.compile(_REPEATED, re.IGNORECASE)
-_SPACES = re.compile(r"[ \t\-]+")
-_SAID = (*_NAMES, *_TIMES)  # a text with none of these words has only written digits
-
-
-def _digits_of(said: str) -> str:
-    """The digits one ``SPOKEN_DIGIT`` match or digit group says ("double four": "44")."""
-    words = _SPACES.split(said.strip().lower())
-    if len(words) == 2 and words[0] in _TIMES:
-        return _NAMES.get(words[1], words[1]) * _TIMES[words[0]]
-    return _NAMES.get(words[0], words[0]) if words else ""
-
-
-def spoken_digits(text: str) -> list[str]:
-    """Every digit in ``text``, written or said, in order ("PIN four 4 one": 4, 4, 1).
-
-    A repeated digit is each of its digits ("double four": 4, 4).
-    """
-    lowered = text.lower()
-    if not any(word in lowered for word in _SAID):  # most texts (log lines) say no digit
-        return _WRITTEN.findall(text)
-    return [d for said in SPOKEN_DIGIT.findall(text) for d in _digits_of(said)]
-
-
-def read_out_numbers(text: str) -> list[str]:
-    """The numbers ``text`` reads out digit by digit, two digits or more, without leading zeros.
-
-    "nine four one one zero": 94110; "double four one two": 4412; "oh two one": 21. A lone
-    digit word ("twenty five") reads none: ``spoken_numbers`` reads numbers said.
-    """
-    runs = ["".join(run_groups(run)) for run in SPOKEN_RUN.findall(text)]
-    return [run.lstrip("0") or "0" for run in runs if len(run) > 1]
-
-
-def digit_pattern(digit: str) -> str:
-    """A regular expression for ``digit`` written or as its word (matched ignoring case)."""
-    words = _WORDS_OF.get(digit, [])  # a digit of another script has no English word
-    return "(?:" + "|".join([digit, *(rf"\b{w}\b" for w in words)]) + ")"
-
-
-def run_groups(run: str) -> list[str]:
-    """The digit groups of a ``SPOKEN_RUN`` match, each word as its digit ("41 four": 41, 4).
-
-    A repeated digit is one group of its digits ("double four": 44).
-    """
-    groups = _SPACES.split(run.strip())
-    out: list[str] = []
-    for index, group in enumerate(groups):
-        if not group or group.lower() in _TIMES:
-            continue
-        before = groups[index - 1].lower() if index else ""
-        out.append(_digits_of(f"{before} {group}" if before in _TIMES else group))
-    return out
-
-
-def repeats_spelled_out(text: str) -> tuple[str, list[tuple[int, int, int, int]]] | None:
-    """``text`` with each repeated digit said out in full ("double four": "four four").
-
-    Returns the new text and, for each change, its span in ``text`` and in the new text
-    (``(start, end, new_start, new_end)``); None when ``text`` repeats no digit.
-    """
-    spans: list[tuple[int, int, int, int]] = []
-    parts: list[str] = []
-    done = length = 0
-    for match in _REPEAT.finditer(text):
-        times, digit = _SPACES.split(match.group(0))
-        said = " ".join([digit] * _TIMES[times.lower()])
-        parts += [text[done : match.start()], said]
-        length += match.start() - done
-        spans.append((match.start(), match.end(), length, length + len(said)))
-        length += len(said)
-        done = match.end()
-    if not spans:
-        return None
-    return "".join([*parts, text[done:]]), spans
-
-
-def repeat_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
-    """Where ``pattern`` matches ``text`` once its repeated digits are said out in full.
-
-    The spans are ``text``'s, in order and apart; one that starts or ends inside a repeat
-    ("double four") takes all of it. Empty when ``text`` repeats no digit.
-    """
-    spelled = repeats_spelled_out(text)
-    if spelled is None:
-        return []
-    said, spans = spelled
-    found: list[tuple[int, int]] = []
-    for match in pattern.finditer(said):
-        start, end = (
-            _in_text(match.start(), spans, end=False),
-            _in_text(match.end(), spans, end=True),
-        )
-        if found and start <= found[-1][1]:
-            before = found.pop()
-            start, end = before[0], max(end, before[1])
-        found.append((start, end))
-    return found
-
-
-def _in_text(position: int, spans: list[tuple[int, int, int, int]], *, end: bool) -> int:
-    """A position in the spelled-out text, in the original one (see ``repeats_spelled_out``)."""
-    shift = 0
-    for start, stop, new_start, new_stop in spans:
-        if position <= new_start:
-            break
-        if position < new_stop:
-            return stop if end else start
-        shift += (new_stop - new_start) - (stop - start)
-    return position - shift

@@ -8,7 +8,8 @@ for an auxiliary model, a ledger, a trace or a log line.
 
 Digits match with any spacing or punctuation between them, so ``4111111111111111`` is also
 found as ``4111 1111 1111 1111`` or ``4111-1111-1111-1111``, and written or said as words
-(``four one one one …``, ``double four …``, see ``core.number_words``); other text matches
+(``four one one one …``, ``double four …``, ``forty four twelve``, see ``core.digits_said``):
+a redactor looks again in the text with its number words written as digits. Other text matches
 case-insensitively with any run of whitespace. What makes a value secret by how it is heard
 (named as a credential, shaped like a card) is ``core.heard_secrets``. Pure: no IO, no clock.
 """
@@ -21,12 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pipecat_steward.core.number_words import (
-    SPOKEN_DIGIT,
-    digit_pattern,
-    repeat_spans,
-    spoken_digits,
-)
+from pipecat_steward.core.digits_said import spell_digits, spoken_digits
 from pipecat_steward.core.variables import VariableSpec
 
 __all__ = [
@@ -54,7 +50,7 @@ SEPARATORS = r"[\s.,\-/]*"
 def _pattern(secret: str) -> str:
     digits = spoken_digits(secret)
     if _is_number(secret, digits):
-        return r"(?<!\d)" + SEPARATORS.join(digit_pattern(d) for d in digits) + r"(?!\d)"
+        return r"(?<!\d)" + SEPARATORS.join(re.escape(d) for d in digits) + r"(?!\d)"
     words = secret.split()
     return r"\s+".join(re.escape(w) for w in words)
 
@@ -70,7 +66,7 @@ def _is_number(secret: str, digits: list[str]) -> bool:
     It is when it has three digits or more (written or as words) and no more other
     characters than digits.
     """
-    rest = "".join(SPOKEN_DIGIT.sub("", secret).split())
+    rest = "".join(re.sub(r"\d", "", spell_digits(secret).text).split())
     return len(digits) >= MIN_SECRET and len(rest) <= len(digits)
 
 
@@ -99,9 +95,7 @@ def as_text(value: object) -> str:
     return str(value)
 
 
-def secret_values(
-    specs: Iterable[VariableSpec], variables: Mapping[str, object]
-) -> frozenset[str]:
+def secret_values(specs: Iterable[VariableSpec], variables: Mapping[str, object]) -> frozenset[str]:
     """Every value (leaf values of structures too) of the sensitive variables that are set."""
     names = {s.name for s in specs if s.sensitive}
     return frozenset(text for n in names if n in variables for text in _leaves(variables[n]))
@@ -212,18 +206,28 @@ class Redactor:
         """``text`` with every secret replaced by the placeholder."""
         if self._regex is None or not text:
             return text
-        text = self._regex.sub(PLACEHOLDER, text)
-        # "double four one two" says 4412: look again with repeated digits said in full.
-        for start, end in reversed(repeat_spans(self._regex, text)):
+        for start, end in reversed(_found(self._regex, text)):
             text = text[:start] + PLACEHOLDER + text[end:]
         return text
 
     def leaks(self, text: str) -> bool:
         """Whether ``text`` still contains a secret."""
-        regex = self._regex
-        if regex is None:
-            return False
-        return regex.search(text) is not None or bool(repeat_spans(regex, text))
+        return self._regex is not None and bool(_found(self._regex, text))
+
+
+def _found(regex: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Where ``regex`` matches ``text`` as written or with its number words as digits.
+
+    "forty four twelve" says 4412: it is read again as "44 12". The spans are in order, and
+    those that overlap are one.
+    """
+    spans = sorted([m.span() for m in regex.finditer(text)] + spell_digits(text).spans_of(regex))
+    found: list[tuple[int, int]] = []
+    for start, end in spans:
+        if found and start < found[-1][1]:
+            start, end = found[-1][0], max(end, found.pop()[1])
+        found.append((start, end))
+    return found
 
 
 @dataclass(frozen=True)
@@ -233,9 +237,10 @@ class IndexedRedactor:
     One regular expression over hundreds of secrets tries each of them at every position of
     every text. Most texts hold none, and a cheap necessary condition shows which could:
     a secret of digits matches only where its digits stand in a row once everything but
-    digits is dropped from the text, and a secret of words (in a text of ASCII characters,
-    where ignoring case is lowercasing) only where its lowercased letters stand in a row once
-    whitespace is dropped. The redaction is a :class:`Redactor` over those candidates (plus
+    digits is dropped from the text (its number words read as digits), and a secret of words
+    (in a text of ASCII characters, where ignoring case is lowercasing) only where its
+    lowercased letters stand in a row once whitespace is dropped, in the text or in the text
+    with its number words as digits. The redaction is a :class:`Redactor` over those candidates (plus
     any secrets the caller adds for this text), which gives what one over all of them gives.
 
     Attributes:
@@ -273,8 +278,11 @@ class IndexedRedactor:
         if not text.isascii():
             found.update(s for _, s in self._words)
         elif self._words:
-            row = "".join(text.lower().split())
-            found.update(s for key, s in self._words if key in row)
+            # A secret of words may hold number words ("hunter twenty two" is "hunter 22").
+            spelled = spell_digits(text).text
+            for said in (text, spelled) if spelled != text else (text,):
+                row = "".join(said.lower().split())
+                found.update(s for key, s in self._words if key in row)
         return frozenset(found)
 
     def redact(self, text: str, more: frozenset[str] = frozenset()) -> str:

@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
+from pipecat_steward.core.digits_said import read_out_numbers
 from pipecat_steward.core.extraction.context import ExtractionContext
-from pipecat_steward.core.number_words import clock_said, read_out_numbers, spoken_numbers
+from pipecat_steward.core.number_words import clock_said, spoken_numbers
 from pipecat_steward.core.slots.affirm import AFFIRMING, caller_words, is_affirmation
 from pipecat_steward.core.variables import JsonValue, VariableSpec
 from pipecat_steward.core.words import word_list, word_set

@@ -20,12 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pipecat_steward.core.number_words import (
-    clock_said,
-    number_value,
-    read_out_numbers,
-    spoken_numbers,
-)
+from pipecat_steward.core.digits_said import read_out_numbers
+from pipecat_steward.core.number_words import clock_said, number_value, spoken_numbers
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
 from pipecat_steward.core.words import word_list, word_set
