@@ -29,17 +29,18 @@ __all__ = [
 ]
 
 _WORD = r"\b(?:" + "|".join(sorted({*NUMBER_WORDS, *DIGIT_WORDS}, key=len, reverse=True)) + r")\b"
-_REPEAT = r"\b(?:double|triple)[ \t\-]+(?:" + "|".join(DIGIT_WORDS) + r"|\d(?!\d))\b"
+_SPACE = r"[ \t\-\u2010-\u2015\u2212]"  # a space or any dash
+_REPEAT = rf"\b(?:double|triple){_SPACE}+(?:" + "|".join(DIGIT_WORDS) + r"|\d(?!\d))\b"
 _TOKEN = rf"(?:{_REPEAT}|{_WORD})"
 # "and" joins "two thousand and six", and only after hundreds or thousands.
-_GAP = r"(?:(?<=hundred)|(?<=thousand))[ \t\-]+and[ \t\-]+|[ \t\-]+"
+_GAP = rf"(?:(?<=hundred)|(?<=thousand)){_SPACE}+and{_SPACE}+|{_SPACE}+"
 _SAID_RUN = re.compile(rf"{_TOKEN}(?:(?:{_GAP}){_TOKEN})*", re.IGNORECASE)
-_SPACES = re.compile(r"[ \t\-]+")
+_SPACES = re.compile(rf"{_SPACE}+")
 _SAID = {*NUMBER_WORDS, *DIGIT_WORDS, "double", "triple"}
 # A text holds a number word only if it holds one of these (most log lines hold none).
 _STEMS = tuple(w for w in sorted(_SAID) if not any(o != w and o in w for o in _SAID))
 _DIGIT = re.compile(r"\d")
-_GROUP_RUN = re.compile(r"\d+(?:[ \t\-]{1,3}\d+)*")
+_GROUP_RUN = re.compile(rf"\d+(?:{_SPACE}{{1,3}}\d+)*")
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,14 +43,16 @@ SECURE_PLACEHOLDER = "[secure capture: redacted]"
 """What an utterance heard during a secure capture becomes, everywhere."""
 
 MIN_SECRET = 3
-SEPARATORS = r"[\s.,\-/]*"
-"""What may stand between the digits of a number: "4111 1111", "4,412", "four, four, one"."""
+SEPARATORS = r"[\s.,\-\u2010-\u2015\u2212/()_]*"
+"""What may stand between the digits of a number: "4111 1111", "4,412", "(415) 555-1234",
+"078–05–1120" (any dash), "four, four, one"."""
 
 
 def _pattern(secret: str) -> str:
     digits = spoken_digits(secret)
     if _is_number(secret, digits):
-        return r"(?<!\d)" + SEPARATORS.join(re.escape(d) for d in digits) + r"(?!\d)"
+        # An area code's opening bracket goes with it: "(415) 555-1234" leaves no "(".
+        return r"(?<!\d)\(?" + SEPARATORS.join(re.escape(d) for d in digits) + r"(?!\d)"
     words = secret.split()
     return r"\s+".join(re.escape(w) for w in words)
 
