@@ -118,14 +118,11 @@ def test_no_quiet_turn_changes_a_settled_answer(said: str, slot: str, value: Any
     )
 
 
-# A value as written: words of mixed case ("McDonald's", "iPhone") are said as written. A
-# filler ("hm", "uh") names nothing, so a value of fillers alone is not drawn; nor is a letter
-# whose lower case is no letter alone ("İ" lowers to "i" and a combining dot).
+# A value as written: words of mixed case ("McDonald's", "iPhone", "İA") are said as written.
+# A filler ("hm", "uh") names nothing, so a value of fillers alone is not drawn.
 WRITTEN = (
     st.lists(
-        st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=9).filter(
-            lambda word: word.lower().isalpha()
-        ),
+        st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=9),
         min_size=1,
         max_size=3,
     )
@@ -141,7 +138,9 @@ def test_a_yes_accepts_a_value_the_bot_named_as_written(value: str, lead: str) -
     assert supports_correction("yes", value, f"{lead} {value}?")
 
 
-@pytest.mark.parametrize("value", ["McDonald's", "MacKenzie", "iPhone", "LeBron", "DeShawn"])
+@pytest.mark.parametrize(
+    "value", ["McDonald's", "MacKenzie", "iPhone", "LeBron", "DeShawn", "İA", "İZMİR"]
+)
 def test_a_yes_accepts_a_camel_cased_name_the_bot_offered(value: str) -> None:
     assert supports_correction("yes", value, f"Shall I make it {value}?")
     assert not supports_correction("yes", value, "Shall I make it Smith?")

@@ -42,7 +42,9 @@ _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower().replace("\u2019", "'"))
+    # Words are cut before lowering: "İA" lowers to "i", a combining dot and "a", and the dot
+    # is no letter, so cut after it would be two one-letter words that name nothing.
+    return [t.lower() for t in _TOKEN.findall(text.replace("\u2019", "'"))]
 
 
 def _normal(token: str) -> str:
