@@ -89,8 +89,13 @@ def clinic_with_secrets(folder: Path) -> Path:
     shutil.copytree(CLINIC, folder)
     config: dict[str, Any] = yaml.safe_load((folder / "agent.yaml").read_text())
     config["variables"] += [
-        {"name": "member_ssn", "type": "string", "sensitive": True, "description": "The SSN.",
-         "digits": 9},
+        {
+            "name": "member_ssn",
+            "type": "string",
+            "sensitive": True,
+            "description": "The SSN.",
+            "digits": 9,
+        },
         {"name": "card_number", "type": "string", "sensitive": True},
         {"name": "portal_password", "type": "string", "sensitive": True},
     ]
@@ -109,7 +114,52 @@ class Scan:
 
 
 def hits(texts: list[str], canaries: dict[str, re.Pattern[str]] = CANARIES) -> dict[str, int]:
-    return {name: sum(bool(rx.search(t)) for t in texts) for name, rx in canaries.items()}
+    """How many texts hold each canary, its digits written or said in words."""
+    return {
+        name: sum(bool(rx.search(t) or rx.search(as_digits(t))) for t in texts)
+        for name, rx in canaries.items()
+    }
+
+
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_TEENS = [
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def as_digits(text: str) -> str:
+    """``text`` with number words as digits, a scanner's own reading: "fifty five" is 55."""
+    words = r"\b(%s)\b"
+    text = re.sub(
+        rf"\b({'|'.join(_TENS)})[ -]({'|'.join(_UNITS[1:])})\b",
+        lambda m: f"{_TENS.index(m[1].lower()) + 2}{_UNITS.index(m[2].lower())}",
+        text,
+        flags=re.I,
+    )
+    text = re.sub(
+        words % "|".join(_TENS), lambda m: f"{_TENS.index(m[1].lower()) + 2}0", text, flags=re.I
+    )
+    text = re.sub(
+        words % "|".join(_TEENS), lambda m: f"1{_TEENS.index(m[1].lower())}", text, flags=re.I
+    )
+    text = re.sub(r"\boh\b", "0", text, flags=re.I)
+    text = re.sub(
+        words % "|".join(_UNITS), lambda m: str(_UNITS.index(m[1].lower())), text, flags=re.I
+    )
+    times = {"double": 2, "triple": 3}
+    return re.sub(
+        r"\b(double|triple) (\d)\b", lambda m: m[2] * times[m[1].lower()], text, flags=re.I
+    )
 
 
 @asynccontextmanager
@@ -140,7 +190,13 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
     async with captured_logs(caplog) as logs, ScriptedSLM(answer=answer) as slm:
         steward = Steward(agent)
         await steward.start()
-        pre = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot")
+        pre = (
+            "authenticate",
+            "confirm_identity",
+            "lookup_patient",
+            "confirm_appointment",
+            "headshot",
+        )
         steward.session.host_write({done_name(s): True for s in pre} | {"copay_amount": 40})
         llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
         steward.attach(llm)
@@ -191,8 +247,10 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
             await monitor.aclose()
         kinds = {r.kind for r in slm.requests}
         gates = [g for t in steward.session.turns for g in t.gates]
-        traces = [json.dumps(monitor.stats.__dict__, default=str),
-                  json.dumps(extractor.stats.__dict__, default=str)]
+        traces = [
+            json.dumps(monitor.stats.__dict__, default=str),
+            json.dumps(extractor.stats.__dict__, default=str),
+        ]
     assert kinds == {"adherence", "extraction"}, kinds
     assert "judge_step" in reasons, reasons
     assert gates == [{"tool": "collect_payment", "decision": "allow"}]  # the judge settled it
@@ -204,7 +262,9 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
     )
 
 
-async def test_no_canary_reaches_any_channel(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_no_canary_reaches_any_channel(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     scan = await call_with_secrets(tmp_path, caplog)
     assert len(scan.bodies) >= 6 and scan.ledger and scan.logs
     assert any("verify_member" in b for b in scan.bodies)  # tool results were shown, redacted
@@ -223,8 +283,29 @@ def records(steward: Steward) -> list[str]:
     return made + [json.dumps(trace_turn(n, session, t)) for n, t in enumerate(session.turns)]
 
 
-async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Scan:
+# How a caller's numbers reach the steward: as a speech-to-text service writes them.
+SAID = {
+    "written": (UNKNOWN_SSN, UNKNOWN_CARD),
+    "digit by digit": (
+        "two one nine, oh nine, nine nine nine nine",
+        "five five five five, five five five five, five five five five, four four four four",
+    ),
+    "in pairs": (
+        "twenty one nine, oh nine, ninety nine ninety nine",
+        "fifty five fifty five, fifty five fifty five, fifty five fifty five, forty four forty four",
+    ),
+    "repeated": (
+        "two one nine oh nine triple nine nine",
+        "double five double five double five double five double five double five four double four four",
+    ),
+}
+
+
+async def call_with_unknown_secrets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, said: str = "written"
+) -> Scan:
     """Secrets said outside a capture before the host writes them, and a captured passphrase."""
+    ssn, card = SAID[said]
     oracle = VerdictOracle()
 
     def answer(request: SLMRequest) -> Answer:
@@ -239,7 +320,13 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
     ledger = MemoryLedger()
     async with captured_logs(caplog) as logs, ScriptedSLM(answer=answer) as slm:
         steward = Steward(agent, supervise=False)
-        pre = ("authenticate", "confirm_identity", "lookup_patient", "confirm_appointment", "headshot")
+        pre = (
+            "authenticate",
+            "confirm_identity",
+            "lookup_patient",
+            "confirm_appointment",
+            "headshot",
+        )
         steward.session.host_write({done_name(s): True for s in pre} | {"copay_amount": 40})
         llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
         steward.attach(llm)
@@ -260,12 +347,10 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
 
                 session = steward.session
                 await turn(
-                    f"Hi it's Ada Lovelace, the number on my file is {UNKNOWN_SSN}",
+                    f"Hi it's Ada Lovelace, the number on my file is {ssn}",
                     Say("Thanks Ada."),
                 )
-                await turn(
-                    f"Just charge {UNKNOWN_CARD} for the copay", Say("I can take the payment now.")
-                )
+                await turn(f"Just charge {card} for the copay", Say("I can take the payment now."))
                 session.host_write({"secure_capture_active": True})
                 await turn("blue giraffe seventeen", Say("Got it."))
                 session.host_write({"secure_capture_active": False})
@@ -279,8 +364,11 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
                 await turn("Thanks, what's next?", Say("I'll send the visit summary."))
             await monitor.aclose()
         kinds = {r.kind for r in slm.requests}
-        traces = [json.dumps(monitor.stats.__dict__, default=str),
-                  json.dumps(extractor.stats.__dict__, default=str), *records(steward)]
+        traces = [
+            json.dumps(monitor.stats.__dict__, default=str),
+            json.dumps(extractor.stats.__dict__, default=str),
+            *records(steward),
+        ]
         gates = [g for t in steward.session.turns for g in t.gates]
     assert kinds == {"adherence", "extraction"}, kinds
     assert "judge_step" in reasons, reasons  # a gate judge call was made
@@ -293,10 +381,11 @@ async def call_with_unknown_secrets(tmp_path: Path, caplog: pytest.LogCaptureFix
     )
 
 
+@pytest.mark.parametrize("said", sorted(SAID))
 async def test_a_secret_said_before_it_is_known_reaches_no_channel(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, said: str
 ) -> None:
-    scan = await call_with_unknown_secrets(tmp_path, caplog)
+    scan = await call_with_unknown_secrets(tmp_path, caplog, said)
     assert len(scan.bodies) >= 4 and scan.ledger and scan.logs and scan.traces
     assert any("Ada Lovelace" in b for b in scan.bodies)  # the utterances were sent, redacted
     found = {channel: hits(texts, UNKNOWN) for channel, texts in dataclasses.asdict(scan).items()}
@@ -321,12 +410,20 @@ async def test_turn_records_and_traces_keep_no_canary(
 
         session = steward.session
         session.host_write({"member_ssn": SSN})
-        await turn(f"my social is {SSN}", Call("verify_member", {"ssn": SSN}), Say(f"{SSN} verified."))
+        await turn(
+            f"my social is {SSN}", Call("verify_member", {"ssn": SSN}), Say(f"{SSN} verified.")
+        )
         session.host_write({"secure_capture_active": True})
         await turn(CARD, Say("Got it."))
         session.host_write({"secure_capture_active": False})
-        await turn("keep it on file", Call("store_card", {"card_number": CARD}), Say(f"Card {CARD} stored."))
-        await turn(f"password is {PASSWORD}", Call("reset_portal", {"password": PASSWORD}), Say("Set."))
+        await turn(
+            "keep it on file",
+            Call("store_card", {"card_number": CARD}),
+            Say(f"Card {CARD} stored."),
+        )
+        await turn(
+            f"password is {PASSWORD}", Call("reset_portal", {"password": PASSWORD}), Say("Set.")
+        )
     texts = records(steward)
     assert any("verify_member" in t for t in texts) and any("store_card" in t for t in texts)
     assert hits(texts) == {"card": 0, "ssn": 0, "password": 0}

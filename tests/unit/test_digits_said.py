@@ -65,9 +65,13 @@ def test_a_number_is_read_as_its_digits(text: str, digits: str) -> None:
 
 
 def test_a_run_reads_each_way_of_saying_as_one_group() -> None:
-    assert list(digit_groups("code double four 12 triple oh, forty one eleven")) == [
+    assert list(digit_groups("code double four 12 triple oh and forty one eleven")) == [
         ("double four 12 triple oh", ["44", "12", "000"]),
         ("forty one eleven", ["41", "11"]),
+    ]
+    # A comma is a pause between groups of one number.
+    assert list(digit_groups("it's four one, one one")) == [
+        ("four one, one one", ["4", "1", "1", "1"])
     ]
 
 

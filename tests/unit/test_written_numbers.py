@@ -55,3 +55,17 @@ def test_any_separators_between_the_digits_hide_no_secret(digits: str, seps: lis
     text = f"it is {written}."
     assert Redactor.of([digits]).redact(text) == f"it is {PLACEHOLDER}."
     assert IndexedRedactor.of([digits]).redact(text) == f"it is {PLACEHOLDER}."
+
+
+@pytest.mark.parametrize(
+    "card",
+    [
+        "5555, 5555, 5555, 4444",
+        "5555,5555,5555,4444",
+        "five five five five, five five five five, five five five five, four four four four",
+        "fifty five fifty five, fifty five fifty five, fifty five fifty five, forty four forty four",
+    ],
+)
+def test_a_card_read_out_with_pauses_has_the_shape_of_a_card(card: str) -> None:
+    """A speech-to-text service writes the pauses between a card's groups as commas."""
+    assert shaped_secrets(f"charge {card} please") == {card}

@@ -36,11 +36,13 @@ _TOKEN = rf"(?:{_REPEAT}|{_WORD})"
 _GAP = rf"(?:(?<=hundred)|(?<=thousand)){_SPACE}+and{_SPACE}+|{_SPACE}+"
 _SAID_RUN = re.compile(rf"{_TOKEN}(?:(?:{_GAP}){_TOKEN})*", re.IGNORECASE)
 _SPACES = re.compile(rf"{_SPACE}+")
+_GROUP_SPLIT = re.compile(rf",{_SPACE}*|{_SPACE}+")
 _SAID = {*NUMBER_WORDS, *DIGIT_WORDS, "double", "triple"}
 # A text holds a number word only if it holds one of these (most log lines hold none).
 _STEMS = tuple(w for w in sorted(_SAID) if not any(o != w and o in w for o in _SAID))
 _DIGIT = re.compile(r"\d")
-_GROUP_RUN = re.compile(rf"\d+(?:{_SPACE}{{1,3}}\d+)*")
+# Groups of digits as read out: apart by spaces or dashes, or by the commas of a pause.
+_GROUP_RUN = re.compile(rf"\d+(?:(?:,{_SPACE}{{0,2}}|{_SPACE}{{1,3}})\d+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def digit_groups(text: str) -> Iterator[tuple[str, list[str]]]:
     spelled = spell_digits(text)
     for match in _GROUP_RUN.finditer(spelled.text):
         start, end = spelled.original(match.start(), match.end())
-        yield text[start:end], _SPACES.split(match.group(0))
+        yield text[start:end], _GROUP_SPLIT.split(match.group(0))
 
 
 def read_out_numbers(text: str) -> list[str]:
