@@ -11,6 +11,7 @@ line and every trace is then scanned for each canary in any spacing.
 from __future__ import annotations
 
 from tests.pipecat_support import Recorder  # noqa: F401 - quiets pipecat's import warnings
+from tests.spoken_numbers import as_digits
 
 # isort: split
 import dataclasses
@@ -119,47 +120,6 @@ def hits(texts: list[str], canaries: dict[str, re.Pattern[str]] = CANARIES) -> d
         name: sum(bool(rx.search(t) or rx.search(as_digits(t))) for t in texts)
         for name, rx in canaries.items()
     }
-
-
-_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_TEENS = [
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
-
-def as_digits(text: str) -> str:
-    """``text`` with number words as digits, a scanner's own reading: "fifty five" is 55."""
-    words = r"\b(%s)\b"
-    text = re.sub(
-        rf"\b({'|'.join(_TENS)})[ -]({'|'.join(_UNITS[1:])})\b",
-        lambda m: f"{_TENS.index(m[1].lower()) + 2}{_UNITS.index(m[2].lower())}",
-        text,
-        flags=re.I,
-    )
-    text = re.sub(
-        words % "|".join(_TENS), lambda m: f"{_TENS.index(m[1].lower()) + 2}0", text, flags=re.I
-    )
-    text = re.sub(
-        words % "|".join(_TEENS), lambda m: f"1{_TEENS.index(m[1].lower())}", text, flags=re.I
-    )
-    text = re.sub(r"\boh\b", "0", text, flags=re.I)
-    text = re.sub(
-        words % "|".join(_UNITS), lambda m: str(_UNITS.index(m[1].lower())), text, flags=re.I
-    )
-    times = {"double": 2, "triple": 3}
-    return re.sub(
-        r"\b(double|triple) (\d)\b", lambda m: m[2] * times[m[1].lower()], text, flags=re.I
-    )
 
 
 @asynccontextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.spoken_numbers import UNITS, pair
 
 from pipecat_steward.core.digits_said import digit_groups, spell_digits, spoken_digits
 from pipecat_steward.core.heard_secrets import (
@@ -21,25 +22,6 @@ from pipecat_steward.core.heard_secrets import (
     spoken_secrets,
 )
 from pipecat_steward.core.redaction import PLACEHOLDER, IndexedRedactor, Redactor
-
-WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-TEENS = [
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-PAIRS = {
-    n: TEENS[n - 10] if n < 20 else TENS[n // 10 - 2] + ("" if n % 10 == 0 else f" {WORDS[n % 10]}")
-    for n in range(10, 100)
-}
 
 
 @pytest.mark.parametrize(
@@ -161,17 +143,17 @@ def said_number(draw: st.DrawFn) -> tuple[str, str]:
     while index < len(digits):
         digit = digits[index]
         same = len(digits[index:]) - len(digits[index:].lstrip(digit))
-        pair = digits[index : index + 2]
+        two = digits[index : index + 2]
         # "twenty" then "one" is said "twenty one": 21, so a pair of tens alone is not drawn.
-        whole = len(pair) == 2 and pair[0] != "0" and (pair[1] != "0" or pair[0] == "1")
+        whole = len(two) == 2 and two[0] != "0" and (two[1] != "0" or two[0] == "1")
         if whole and draw(st.booleans()):
-            parts.append(PAIRS[int(pair)])  # "forty four", "twelve", "twenty"
+            parts.append(pair(int(two)))  # "forty four", "twelve", "ten"
             index += 2
             continue
         times = draw(st.integers(1, min(same, 3)))
         word = draw(
             st.sampled_from(
-                [digit, WORDS[int(digit)], "oh"] if digit == "0" else [digit, WORDS[int(digit)]]
+                [digit, UNITS[int(digit)], "oh"] if digit == "0" else [digit, UNITS[int(digit)]]
             )
         )
         parts.append(word if times == 1 else f"{('double', 'triple')[times - 2]} {word}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.spoken_numbers import TEENS, TENS, UNITS
 
 from pipecat_steward.core.number_words import number_value, spoken_numbers
 
@@ -38,29 +39,7 @@ def test_a_number_word_has_its_value(word: str, value: int | None) -> None:
     assert number_value(word) == value
 
 
-UNITS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+NUMBERS = UNITS + TEENS
 
 
 def in_words(n: int) -> str:
@@ -69,13 +48,13 @@ def in_words(n: int) -> str:
     thousands, rest = divmod(n, 1000)
     hundreds, rest = divmod(rest, 100)
     if thousands:
-        parts += [UNITS[thousands], "thousand"]
+        parts += [NUMBERS[thousands], "thousand"]
     if hundreds:
-        parts += [UNITS[hundreds], "hundred"]
+        parts += [NUMBERS[hundreds], "hundred"]
     if rest >= 20:
-        parts += [TENS[rest // 10 - 2]] + ([UNITS[rest % 10]] if rest % 10 else [])
+        parts += [TENS[rest // 10 - 2]] + ([NUMBERS[rest % 10]] if rest % 10 else [])
     elif rest or not parts:
-        parts.append(UNITS[rest])
+        parts.append(NUMBERS[rest])
     return " ".join(parts)
 
 
