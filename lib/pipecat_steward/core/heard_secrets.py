@@ -91,7 +91,7 @@ def spoken_secrets(text: str) -> frozenset[str]:
 
 def _few_digits(value: str) -> bool:
     """Whether ``value`` is only digits (written or said), fewer than a secret has."""
-    rest = re.sub(r"[\d\s.,\-/]", "", spell_digits(value).text)
+    rest = re.sub(rf"\d|{SEPARATORS}", "", spell_digits(value).text)
     return not rest and len(spoken_digits(value)) < MIN_SECRET
 
 
