@@ -69,3 +69,36 @@ def test_any_separators_between_the_digits_hide_no_secret(digits: str, seps: lis
 def test_a_card_read_out_with_pauses_has_the_shape_of_a_card(card: str) -> None:
     """A speech-to-text service writes the pauses between a card's groups as commas."""
     assert shaped_secrets(f"charge {card} please") == {card}
+
+
+SCRIPTS = {
+    "arabic-indic": "٠١٢٣٤٥٦٧٨٩",
+    "fullwidth": "０１２３４５６７８９",
+    "devanagari": "०१२३४५६७८९",
+    "bengali": "০১২৩৪৫৬৭৮৯",
+}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_a_secret_written_in_the_digits_of_another_script_is_found(script: str) -> None:
+    """A model or a speech-to-text service may write digits of the caller's script."""
+    digits = SCRIPTS[script]
+    other = "".join(digits[int(d)] for d in "4155551234")
+    for secret, text in [("4155551234", other), (other, "4155551234")]:
+        assert Redactor.of([secret]).redact(f"call {text} now") == f"call {PLACEHOLDER} now"
+        assert IndexedRedactor.of([secret]).redact(f"call {text} now") == f"call {PLACEHOLDER} now"
+    card = " ".join(
+        "".join(digits[int(d)] for d in group) for group in ("4111", "1111", "1111", "1111")
+    )
+    assert shaped_secrets(f"card {card} ok") == {card}
+    assert mask_digit_runs(f"code {other} ok") == f"code {PLACEHOLDER} ok"
+
+
+@given(
+    st.text(alphabet="0123456789", min_size=3, max_size=12),
+    st.lists(st.sampled_from(sorted(SCRIPTS)), min_size=12, max_size=12),
+)
+def test_digits_of_any_script_mixed_hide_no_secret(digits: str, scripts: list[str]) -> None:
+    written = "".join(SCRIPTS[s][int(d)] for s, d in zip(scripts, digits, strict=False))
+    assert Redactor.of([digits]).redact(f"it is {written}.") == f"it is {PLACEHOLDER}."
+    assert IndexedRedactor.of([digits]).redact(f"it is {written}.") == f"it is {PLACEHOLDER}."

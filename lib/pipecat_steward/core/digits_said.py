@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -31,7 +32,9 @@ __all__ = [
 _WORD = r"\b(?:" + "|".join(sorted({*NUMBER_WORDS, *DIGIT_WORDS}, key=len, reverse=True)) + r")\b"
 _SPACE = r"[ \t\-\u2010-\u2015\u2212]"  # a space or any dash
 _REPEAT = rf"\b(?:double|triple){_SPACE}+(?:" + "|".join(DIGIT_WORDS) + r"|\d(?!\d))\b"
-_TOKEN = rf"(?:{_REPEAT}|{_WORD})"
+# Digits of other scripts ("٤٤١٢", fullwidth "４４１２") are read as the digits they are.
+_OTHER_DIGITS = r"(?:(?![0-9])\d)+"
+_TOKEN = rf"(?:{_REPEAT}|{_WORD}|{_OTHER_DIGITS})"
 # "and" joins "two thousand and six", and only after hundreds or thousands.
 _GAP = rf"(?:(?<=hundred)|(?<=thousand)){_SPACE}+and{_SPACE}+|{_SPACE}+"
 _SAID_RUN = re.compile(rf"{_TOKEN}(?:(?:{_GAP}){_TOKEN})*", re.IGNORECASE)
@@ -98,17 +101,18 @@ def spell_digits(text: str) -> SpelledText:
     """``text`` with each run of number words written as the digits it says.
 
     "my pin is four four one two": "my pin is 4 4 1 2"; "double four": "44"; "forty four
-    twelve": "44 12"; "two thousand and six": "2006". The groups of a run stand apart by a
-    space. Other text is kept as it is.
+    twelve": "44 12"; "two thousand and six": "2006"; digits of other scripts are ASCII
+    digits ("٤٤١٢": "4412"). The groups of a run stand apart by a space. Other text is kept
+    as it is.
     """
     lowered = text.lower()
-    if not any(stem in lowered for stem in _STEMS):
+    if text.isascii() and not any(stem in lowered for stem in _STEMS):
         return SpelledText(text, ())
     parts: list[str] = []
     changes: list[tuple[int, int, int, int]] = []
     done = length = 0
     for run in _SAID_RUN.finditer(text):
-        groups = said_digits(_SPACES.split(run.group(0).lower()))
+        groups = said_digits([_ascii(w) for w in _SPACES.split(run.group(0).lower())])
         if not groups:
             continue
         said = " ".join(groups)
@@ -120,6 +124,11 @@ def spell_digits(text: str) -> SpelledText:
     if not changes:
         return SpelledText(text, ())
     return SpelledText("".join([*parts, text[done:]]), tuple(changes))
+
+
+def _ascii(word: str) -> str:
+    """A word of digits of any script in ASCII digits ("٤٤": "44"); any other word as it is."""
+    return "".join(str(unicodedata.decimal(c)) for c in word) if word.isdecimal() else word
 
 
 def spoken_digits(text: str) -> list[str]:

@@ -154,6 +154,8 @@ def _group(word: str, after: str) -> tuple[str, int]:
         return str(_value(word) + _value(after)), 2
     if word in DIGIT_WORDS:
         return DIGIT_WORDS[word], 1
+    if word.isascii() and word.isdigit():  # digits already written among the words
+        return word, 1
     return ("" if value is None else str(value)), 1
 
 
