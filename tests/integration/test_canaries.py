@@ -150,14 +150,7 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
     async with captured_logs(caplog) as logs, ScriptedSLM(answer=answer) as slm:
         steward = Steward(agent)
         await steward.start()
-        pre = (
-            "authenticate",
-            "confirm_identity",
-            "lookup_patient",
-            "confirm_appointment",
-            "headshot",
-        )
-        steward.session.host_write({done_name(s): True for s in pre} | {"copay_amount": 40})
+        steward.session.host_write(DONE_BEFORE_PAYMENT)
         llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
         steward.attach(llm)
         async with SLMClient(ledger=ledger) as client:
@@ -243,6 +236,17 @@ def records(steward: Steward) -> list[str]:
     return made + [json.dumps(trace_turn(n, session, t)) for n, t in enumerate(session.turns)]
 
 
+STEPS_BEFORE_PAYMENT = (
+    "authenticate",
+    "confirm_identity",
+    "lookup_patient",
+    "confirm_appointment",
+    "headshot",
+)
+DONE_BEFORE_PAYMENT = {done_name(s): True for s in STEPS_BEFORE_PAYMENT} | {"copay_amount": 40}
+"""The clinic's checklist done up to the payment, as its host writes it."""
+
+
 # How a caller's numbers reach the steward: as a speech-to-text service writes them.
 SAID = {
     "written": (UNKNOWN_SSN, UNKNOWN_CARD),
@@ -280,14 +284,7 @@ async def call_with_unknown_secrets(
     ledger = MemoryLedger()
     async with captured_logs(caplog) as logs, ScriptedSLM(answer=answer) as slm:
         steward = Steward(agent, supervise=False)
-        pre = (
-            "authenticate",
-            "confirm_identity",
-            "lookup_patient",
-            "confirm_appointment",
-            "headshot",
-        )
-        steward.session.host_write({done_name(s): True for s in pre} | {"copay_amount": 40})
+        steward.session.host_write(DONE_BEFORE_PAYMENT)
         llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
         steward.attach(llm)
         async with SLMClient(ledger=ledger) as client:
