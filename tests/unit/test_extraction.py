@@ -221,6 +221,11 @@ READ_OUT = [
     (PIN, 4412, "four one two", False),
     (ZIP, "5551234", "five five five one two three four", True),
     (ZIP, "5551234", "triple five one two three four", True),
+    # Digits of any script are digits: a speech-to-text service may write the caller's.
+    (PIN, 4, "a table for ٤ please", True),
+    (PIN, 4, "a table for ４", True),
+    (PIN, 4, "a table for ४", True),
+    (ZIP, "04", "room ٠٤", True),
 ]
 
 
@@ -307,3 +312,8 @@ def test_a_number_is_stated_however_it_is_written(
     spec: VariableSpec, value: float, said: str, stated: bool
 ) -> None:
     assert (source_span(spec, value, ExtractionContext(said)) is not None) is stated
+
+
+def test_a_value_of_thousands_of_digits_is_checked_without_error() -> None:
+    digits = "1" * 5000
+    assert source_span(ZIP, digits, ExtractionContext(f"it is {digits}")) is not None

@@ -23,6 +23,7 @@ from pipecat_steward.core.number_words import DIGIT_WORDS, NUMBER_WORDS, said_di
 
 __all__ = [
     "SpelledText",
+    "decimal_number",
     "digit_groups",
     "read_out_numbers",
     "spell_digits",
@@ -129,6 +130,14 @@ def spell_digits(text: str) -> SpelledText:
 def _ascii(word: str) -> str:
     """A word of digits of any script in ASCII digits ("٤٤": "44"); any other word as it is."""
     return "".join(str(unicodedata.decimal(c)) for c in word) if word.isdecimal() else word
+
+
+def decimal_number(word: str) -> str:
+    """A word of decimal digits of any script as the number it writes: "04", "٤", "４" are "4".
+
+    Text, not an ``int``: a run of thousands of digits is no error.
+    """
+    return _ascii(word).lstrip("0") or "0"
 
 
 def spoken_digits(text: str) -> list[str]:

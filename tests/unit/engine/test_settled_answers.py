@@ -174,3 +174,11 @@ def test_a_yes_accepts_a_number_the_bot_read_out_digit_by_digit(
     """A voice bot reads codes out digit by digit; a bare yes accepts what it read."""
     assert supports_correction("yes", value, offered)
     assert not supports_correction("yes", other, offered)
+
+
+def test_a_run_of_thousands_of_digits_is_read_without_error() -> None:
+    """Python reads no int from over 4,300 digits; the words of a turn are read as text."""
+    digits = "1" * 5000
+    assert supports_correction(digits, "x")
+    assert supports_correction("yes", digits, f"Shall I make it {digits}?")
+    assert not supports_correction("yes", "2" * 5000, f"Shall I make it {digits}?")

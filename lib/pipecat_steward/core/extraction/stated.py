@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
-from pipecat_steward.core.digits_said import read_out_numbers
+from pipecat_steward.core.digits_said import decimal_number, read_out_numbers
 from pipecat_steward.core.extraction.context import ExtractionContext
 from pipecat_steward.core.number_words import clock_said, spoken_numbers
 from pipecat_steward.core.slots.affirm import AFFIRMING, caller_words, is_affirmation
@@ -64,7 +64,7 @@ def _tokens(text: str) -> list[str]:
     "for four": 4, "nineteen ninety": 1990, "nine four one one zero": 94110.
     """
     words = _TOKEN.findall(text.lower())
-    tokens = [t.lstrip("0") or "0" if t.isdigit() else t for t in words]
+    tokens = [decimal_number(t) if t.isdecimal() else t for t in words]  # "04", "٤": 4
     written = [_canonical(n) for n in _NUMBER.findall(text)]  # "1,200", "12.50"
     return [*tokens, *written, *spoken_numbers(words), *read_out_numbers(text)]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pipecat_steward.core.digits_said import read_out_numbers
+from pipecat_steward.core.digits_said import decimal_number, read_out_numbers
 from pipecat_steward.core.number_words import clock_said, number_value, spoken_numbers
 from pipecat_steward.core.slots.affirm import is_affirmation
 from pipecat_steward.core.variables import JsonValue
@@ -58,7 +58,7 @@ def _normal(token: str) -> str:
     # Decimal digits of any script are numbers; a superscript or circled digit ("²", "①")
     # passes ``isdigit`` but is no number ``int`` reads: it stays a word.
     if token.isdecimal():
-        return str(int(token))
+        return decimal_number(token)
     number = number_value(token)
     if number is not None:
         return str(number)
