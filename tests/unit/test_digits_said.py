@@ -17,6 +17,7 @@ from tests.spoken_numbers import UNITS, pair
 from pipecat_steward.core.digits_said import digit_groups, spell_digits, spoken_digits
 from pipecat_steward.core.heard_secrets import (
     mask_digit_runs,
+    mask_numbers,
     secrets_in_capture,
     shaped_secrets,
     spoken_secrets,
@@ -126,6 +127,25 @@ def test_a_number_said_in_words_is_a_secret_by_its_shape_and_in_a_capture() -> N
     assert mask_digit_runs("code double four one two and 12") == f"code {PLACEHOLDER} and 12"
     assert mask_digit_runs("code forty four twelve, ok") == f"code {PLACEHOLDER}, ok"
     assert mask_digit_runs("triple one and 12") == "triple one and 12"
+
+
+@pytest.mark.parametrize(
+    ("piece", "masked"),
+    [
+        ("411", "#"),
+        (" 1", " #"),
+        ("forty four twelve", "#"),
+        (" twelve", " #"),
+        ("double four one two and 7", "# and #"),
+        ("4111-1111", "#-#"),
+        ("٤٤", "#"),
+        ("a table for 4 at 7:30", "a table for # at #:#"),
+        ("no number here", "no number here"),
+        ("double", "double"),
+    ],
+)
+def test_every_number_of_a_piece_is_masked_however_few_its_digits(piece: str, masked: str) -> None:
+    assert mask_numbers(piece) == masked.replace("#", PLACEHOLDER)
 
 
 def test_a_match_inside_a_run_of_number_words_redacts_the_whole_run() -> None:

@@ -21,12 +21,14 @@ __all__ = [
     "CARD_LENGTHS",
     "luhn",
     "mask_digit_runs",
+    "mask_numbers",
     "secrets_in_capture",
     "shaped_secrets",
     "spoken_secrets",
 ]
 
 _RUN = re.compile(rf"\d(?:{SEPARATORS}\d)*")  # digits in a row, with any separators
+_DIGITS = re.compile(r"\d+")
 _RUN_DIGITS = 4
 
 
@@ -42,7 +44,24 @@ def _digit_runs(text: str) -> list[tuple[int, int]]:
 
 def mask_digit_runs(text: str) -> str:
     """``text`` with every run of four digits or more (written or said) replaced."""
-    for start, end in reversed(_digit_runs(text)):
+    return _masked(text, _digit_runs(text))
+
+
+def mask_numbers(text: str) -> str:
+    """``text`` with every number replaced, however few its digits, written or said.
+
+    For a piece of a longer text ("411", "forty"): the digits of a secret streamed a few at a
+    time are each too few to be told from any other number.
+    """
+    spelled = spell_digits(text)
+    if spelled.changes:
+        return _masked(text, spelled.spans_of(_DIGITS))
+    return _masked(text, [m.span() for m in _DIGITS.finditer(text)])
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of ``spans`` (in order, apart) replaced by the placeholder."""
+    for start, end in reversed(spans):
         text = text[:start] + PLACEHOLDER + text[end:]
     return text
 
