@@ -24,7 +24,6 @@ from loguru import logger
 
 from pipecat_steward.core.heard_secrets import (
     mask_digit_runs,
-    mask_numbers,
     secrets_in_capture,
     shaped_secrets,
     spoken_secrets,
@@ -38,6 +37,7 @@ from pipecat_steward.core.redaction import (
     secret_values,
 )
 from pipecat_steward.core.variables import VariableSpec
+from pipecat_steward.pipecat.log_values import mask_text_values
 from pipecat_steward.runtime.session import StewardSession
 
 __all__ = [
@@ -254,8 +254,6 @@ def secrets_for(session: StewardSession) -> SessionSecrets:
 
 
 _FRAME_TEXT = re.compile(r"(Transcription\w*Frame\S*\(.*?text: \[)(.*?)(\])")
-# Any frame's text as pipecat prints it: up to the bracket that closes the frame or a field.
-_ANY_FRAME_TEXT = re.compile(r"(\w*Frame#\d+\(.*?text: \[)(.*?)(\](?=\)|, \w+: ))")
 
 
 _Part = tuple[Redactor, int | None, bool]
@@ -307,10 +305,8 @@ def redact_everywhere(text: str) -> str:
     learnt (a frame is logged before it reaches the steward), so every transcription text and
     every run of four or more digits is masked then.
 
-    While a session holds a secret, or captures, every number in a frame's text is masked: a
-    model's reply streams a few characters per frame, and pipecat logs each frame it pushes at
-    its TRACE level, so a secret read back would reach the log a few digits per line, each
-    too few to tell from any other number.
+    While a session holds a secret, or captures, the line's text values are masked too: a
+    streamed piece's whole, another's numbers (see ``log_values``).
     """
     with _LOCK:
         books = list(_BOOK.values())
@@ -321,16 +317,12 @@ def redact_everywhere(text: str) -> str:
     # strings that do recur (directives, tool names) from them.
     unknown = spoken_secrets.__wrapped__(text) | shaped_secrets.__wrapped__(text, union.digits)
     text = union.redactor.redact(text, unknown)
-    if (union.capturing or union.redactor.secrets) and "text: [" in text:
-        text = _ANY_FRAME_TEXT.sub(_masked_numbers, text)
+    if union.capturing or union.redactor.secrets:
+        text = mask_text_values(text)
     if union.capturing:
         text = _FRAME_TEXT.sub(rf"\g<1>{SECURE_PLACEHOLDER}\g<3>", text)
         text = mask_digit_runs(text)
     return text
-
-
-def _masked_numbers(match: re.Match[str]) -> str:
-    return f"{match[1]}{mask_numbers(match[2])}{match[3]}"
 
 
 def _patch_loguru(record: Any) -> None:
