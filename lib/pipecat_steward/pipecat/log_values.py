@@ -6,8 +6,9 @@ in its debug and LLM log observers (``text: '411'``, ``LLM GENERATING: '411'``).
 back then reaches the log a piece per line, each piece too short to be told from any other
 text, and the pieces together the secret. So while a call holds a secret, a streamed piece's
 text is masked whole, and any other text value of a log line (a frame's text field, a quoted
-string) has its numbers masked, however few their digits. Numbers outside text values (times,
-ids) stay.
+string) has its numbers masked, however few their digits: an interim transcript, logged as it
+grows, holds a secret's first digits before the secret is whole. Numbers outside text values
+(times, ids) stay.
 """
 
 from __future__ import annotations
