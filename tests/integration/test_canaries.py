@@ -112,6 +112,18 @@ class Scan:
     ledger: list[str]
     logs: list[str]
     traces: list[str]
+    pieces: list[str]
+    """The model's streamed text as its log lines give it, each piece's line put back together."""
+
+
+_PIECE = re.compile(
+    r"Pushing LLMTextFrame#\d+\(pts: [^,]*, text: \[(.*)\]\) downstream from ScriptedLLM"
+)
+
+
+def pieces(logs: list[str]) -> list[str]:
+    """The text of the model's pieces as logged when it pushed them, in order, joined."""
+    return ["".join(m[1] for line in logs if (m := _PIECE.search(line)))]
 
 
 def hits(texts: list[str], canaries: dict[str, re.Pattern[str]] = CANARIES) -> dict[str, int]:
@@ -134,7 +146,9 @@ async def captured_logs(caplog: pytest.LogCaptureFixture) -> AsyncIterator[list[
         lines += [r.getMessage() for r in caplog.records]
 
 
-async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Scan:
+async def call_with_secrets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, *, chunk: int | None = None
+) -> Scan:
     oracle = VerdictOracle()
 
     def answer(request: SLMRequest) -> Answer:
@@ -151,7 +165,7 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
         steward = Steward(agent)
         await steward.start()
         steward.session.host_write(DONE_BEFORE_PAYMENT)
-        llm = ScriptedLLM([FunctionStep(model) for _ in range(40)])
+        llm = ScriptedLLM([FunctionStep(model) for _ in range(40)], chunk=chunk)
         steward.attach(llm)
         async with SLMClient(ledger=ledger) as client:
             monitor = attach_monitor(steward, llm, client, slm.stage())
@@ -212,14 +226,17 @@ async def call_with_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
         ledger=[json.dumps(dataclasses.asdict(e)) for e in ledger.events],
         logs=logs,
         traces=traces,
+        pieces=pieces(logs),
     )
 
 
+@pytest.mark.parametrize("chunk", [None, 3], ids=["sentences", "streamed"])
 async def test_no_canary_reaches_any_channel(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, chunk: int | None
 ) -> None:
-    scan = await call_with_secrets(tmp_path, caplog)
-    assert len(scan.bodies) >= 6 and scan.ledger and scan.logs
+    """With the model's reply in sentences, or streamed three characters a frame."""
+    scan = await call_with_secrets(tmp_path, caplog, chunk=chunk)
+    assert len(scan.bodies) >= 6 and scan.ledger and scan.logs and scan.pieces[0]
     assert any("verify_member" in b for b in scan.bodies)  # tool results were shown, redacted
     assert any("was charged, the copay is paid" in b for b in scan.bodies)  # the agent's claim
     found = {channel: hits(texts) for channel, texts in dataclasses.asdict(scan).items()}
@@ -335,6 +352,7 @@ async def call_with_unknown_secrets(
         ledger=[json.dumps(dataclasses.asdict(e)) for e in ledger.events],
         logs=logs,
         traces=traces,
+        pieces=pieces(logs),
     )
 
 

@@ -6,6 +6,8 @@ from tests.pipecat_support import Recorder, messages_summary, tool, tools
 
 # isort: split
 
+import pytest
+from pipecat.frames.frames import LLMTextFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
 
 from pipecat_steward.testing import Call, FunctionStep, Say, ScriptedLLM, TextPipeline
@@ -22,6 +24,29 @@ async def test_scripted_text_reaches_the_tts_sentence_by_sentence():
         ("user", "hello"),
         ("assistant", "Welcome to Bella Notte. How many guests?"),
     ]
+
+
+async def test_a_streamed_reply_reaches_the_tts_and_the_context_as_said():
+    """Streamed a few characters a frame, as a model streams tokens, the reply is the same."""
+    said: list[str] = []
+    llm = ScriptedLLM([Say("Welcome to Bella Notte. How many guests?")], chunk=3)
+    llm.add_event_handler("on_after_push_frame", lambda _, frame: said.append(frame))
+    async with TextPipeline(llm) as pipeline:
+        await pipeline.say("hello")
+        await pipeline.settle()
+    pieces = [f.text for f in said if isinstance(f, LLMTextFrame)]
+    assert "".join(pieces) == "Welcome to Bella Notte. How many guests?"
+    assert max(len(p) for p in pieces) == 3 and len(pieces) > 10
+    assert pipeline.spoken == ["Welcome to Bella Notte.", "How many guests?"]
+    assert messages_summary(pipeline.context.get_messages())[-1] == (
+        "assistant",
+        "Welcome to Bella Notte. How many guests?",
+    )
+
+
+def test_a_chunk_of_no_characters_is_refused():
+    with pytest.raises(ValueError, match="chunk must be at least 1"):
+        ScriptedLLM([], chunk=0)
 
 
 async def test_visible_tool_call_runs_the_handler_and_triggers_reinference():

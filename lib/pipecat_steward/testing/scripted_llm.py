@@ -145,6 +145,7 @@ class ScriptedLLM(LLMService):
         *,
         system_instruction: str | None = None,
         admit_hidden: bool = False,
+        chunk: int | None = None,
         **kwargs: Any,
     ) -> None:
         """Create the service.
@@ -155,12 +156,17 @@ class ScriptedLLM(LLMService):
             admit_hidden: Send calls to tools the context does not show to the service's
                 handlers too (a real model can name a tool it was not given; the handlers answer
                 it). By default such a call is refused here and never reaches a handler.
+            chunk: Stream each sentence in pieces of at most this many characters, as a model
+                streams its tokens (None: one frame per sentence).
             **kwargs: Passed to `LLMService` (e.g. `name`, `run_in_parallel`).
 
         """
         super().__init__(settings=_settings(system_instruction), **kwargs)
         self._script: list[ScriptItem] = _steps(script)
         self.admit_hidden = admit_hidden
+        if chunk is not None and chunk < 1:
+            raise ValueError(f"chunk must be at least 1 character, got {chunk}")
+        self.chunk = chunk
         self.inferences: list[InferenceRecord] = []
         self._pending: dict[str, tuple[InferenceRecord, int]] = {}
 
@@ -216,7 +222,9 @@ class ScriptedLLM(LLMService):
     async def _say(self, inference: InferenceRecord, text: str) -> None:
         inference.said = text
         for sentence in split_sentences(text):
-            await self.push_frame(LLMTextFrame(sentence))
+            size = self.chunk or len(sentence)
+            for start in range(0, len(sentence), size):
+                await self.push_frame(LLMTextFrame(sentence[start : start + size]))
 
     def _admit(
         self, inference: InferenceRecord, calls: list[Call], context: LLMContext
