@@ -36,14 +36,14 @@ def mask_text_values(line: str) -> str:
     if not _HOLDS_TEXT_VALUE.search(line):
         return line
     mask = _whole if _STREAMED_PIECE.search(line) else mask_numbers
-    return _TEXT_VALUE.sub(lambda match: _masked(match, mask), line)
+    return _TEXT_VALUE.sub(lambda match: _masked_value(match, mask), line)
 
 
 def _whole(_: str) -> str:
     return PLACEHOLDER
 
 
-def _masked(match: re.Match[str], mask: Callable[[str], str]) -> str:
+def _masked_value(match: re.Match[str], mask: Callable[[str], str]) -> str:
     """The text value ``match`` found, masked by ``mask``."""
     if match["q"]:
         return f"{match['q']}{mask(match['quoted'])}{match['q']}"
