@@ -83,3 +83,22 @@ def test_a_damaged_scenario_file_reports_or_names_its_damage(
     assert code in (0, 1, 2), err
     if code == 2:
         assert path.name in err, err
+
+
+@pytest.mark.parametrize("value", [[], {"n": 4}, "four guests", True])
+@pytest.mark.parametrize("direct", [True, False])
+def test_event_data_a_slot_cannot_read_is_refused_naming_the_file(
+    value: Any, direct: bool, tmp_path: Path
+) -> None:
+    # The file loads (event data is any mapping); only playing it for this agent finds that
+    # its slot cannot read the value: the refusal still names the file to mend, on either path.
+    doc = yaml.safe_load((BOTS / "bella_notte" / "scenarios" / "event_prefill.yaml").read_text())
+    doc["scenarios"][0]["event_data"] = {"party_size": value}
+    path = tmp_path / "telephony.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    err = io.StringIO()
+    argv = ["test", str(BOTS / "bella_notte"), str(path), *(["--direct"] if direct else [])]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == 2 and str(path) in err.getvalue() and "party_size" in err.getvalue()
+    assert "Traceback" not in err.getvalue()

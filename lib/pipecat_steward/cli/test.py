@@ -75,15 +75,20 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run_all(agent_dir: Path, paths: list[Path], direct: bool) -> list[Outcome]:
     from pipecat_steward.agent.loader import load_agent
-    from pipecat_steward.testing.scenario import load_scenario_files
+    from pipecat_steward.testing.scenario import load_scenarios_by_file
 
     agent = load_agent(agent_dir)
-    scenarios, skipped = load_scenario_files(paths)
+    scenarios, skipped = load_scenarios_by_file(paths)
     for name in skipped:
         print(f"SKIP {name} (a persona simulation: run it with pipecat eval)")
     outcomes: list[Outcome] = []
-    for scenario in scenarios:
-        outcome = await _play(agent, scenario, direct)
+    for path, scenario in scenarios:
+        try:
+            outcome = await _play(agent, scenario, direct)
+        except (StewardError, ValueError) as exc:
+            # What the scenario gives that this agent cannot take (event data its slots cannot
+            # read, say) shows as it plays: the report names the file to mend.
+            raise StewardError(f"{path}: scenario {scenario.name!r}: {exc}") from exc
         _report(outcome)
         outcomes.append(outcome)
     return outcomes

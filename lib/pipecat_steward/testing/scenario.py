@@ -36,6 +36,7 @@ __all__ = [
     "check_expectations",
     "load_scenario",
     "load_scenario_files",
+    "load_scenarios_by_file",
     "load_scenarios",
     "simulation_names",
     "scripted_backend",
@@ -181,16 +182,24 @@ def load_scenario_files(paths: Sequence[Path]) -> tuple[list[Scenario], list[str
         StewardError: A file does not load, or the paths hold no scripted scenario (a check
             that ran nothing must not read as passed).
     """
+    found, skipped = load_scenarios_by_file(paths)
+    return [scenario for _, scenario in found], skipped
+
+
+def load_scenarios_by_file(
+    paths: Sequence[Path],
+) -> tuple[list[tuple[Path, Scenario]], list[str]]:
+    """``load_scenario_files``, each scenario with the file it came from (to name in errors)."""
     files = [f for p in paths for f in (sorted(p.glob("*.yaml")) if p.is_dir() else [p])]
     where = ", ".join(str(p) for p in paths)
     if not files:
         raise StewardError(f"no scenario files in {where}")
-    scenarios = [s for f in files for s in load_scenarios(f)]
+    found = [(f, s) for f in files for s in load_scenarios(f)]
     skipped = [n for f in files for n in simulation_names(f)]
-    if not scenarios:
+    if not found:
         also = f" ({len(skipped)} persona simulation(s): run them with pipecat eval)"
         raise StewardError(f"no scripted scenario in {where}{also if skipped else ''}")
-    return scenarios, skipped
+    return found, skipped
 
 
 def simulation_names(path: str | Path) -> list[str]:
