@@ -42,8 +42,9 @@ _SAID_RUN = re.compile(rf"{_TOKEN}(?:(?:{_GAP}){_TOKEN})*", re.IGNORECASE)
 _SPACES = re.compile(rf"{_SPACE}+")
 _GROUP_SPLIT = re.compile(rf",{_SPACE}*|{_SPACE}+")
 _SAID = {*NUMBER_WORDS, *DIGIT_WORDS, "double", "triple"}
-# A text holds a number word only if it holds one of these (most log lines hold none).
-_STEMS = tuple(w for w in sorted(_SAID) if not any(o != w and o in w for o in _SAID))
+# In an ASCII text a number word is a whole run of letters (the runs are read between word
+# boundaries): a text none of whose letter runs is one holds none (most texts hold none).
+_LETTERS = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"\d")
 # Groups of digits as read out: apart by spaces or dashes, or by the commas of a pause.
 _GROUP_RUN = re.compile(rf"\d+(?:(?:,{_SPACE}{{0,2}}|{_SPACE}{{1,3}})\d+)*")
@@ -106,9 +107,13 @@ def spell_digits(text: str) -> SpelledText:
     digits ("٤٤١٢": "4412"). The groups of a run stand apart by a space. Other text is kept
     as it is.
     """
-    lowered = text.lower()
-    if text.isascii() and not any(stem in lowered for stem in _STEMS):
+    if text.isascii() and _SAID.isdisjoint(_LETTERS.findall(text.lower())):
         return SpelledText(text, ())
+    return _spelled(text)
+
+
+def _spelled(text: str) -> SpelledText:
+    """``spell_digits`` reading every run of number words (without its quick look first)."""
     parts: list[str] = []
     changes: list[tuple[int, int, int, int]] = []
     done = length = 0

@@ -77,6 +77,12 @@ _CREDENTIAL = (
 # Digits up to a space or a stop (three at least, see ``spoken_secrets``), or a word with a
 # digit ("hunter22"); read where number words are digits ("four four one two": "4 4 1 2").
 _NUMERIC = rf"\d(?:{SEPARATORS}\d)*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
+# Every credential ``_CREDENTIAL`` names holds one of these words. Spelling number words out
+# writes digits, never letters, so a text without any of them names no credential: most texts
+# are neither spelled out nor scanned further.
+_CREDENTIAL_WORDS = ("pass", "pin", "cvv", "cvc", "security", "social", "ssn", "number")
+# Matched as ``_CREDENTIAL`` matches them, in any case: "PİN" and "paſſword" too.
+_CREDENTIAL_WORD = re.compile("|".join(_CREDENTIAL_WORDS), re.IGNORECASE)
 _SPOKEN = re.compile(
     _CREDENTIAL
     # After a colon (or nothing), any value with a digit or a long word ("hunter-two-two");
@@ -88,6 +94,14 @@ _SPOKEN = re.compile(
 )
 
 
+def _may_name_credential(text: str) -> bool:
+    """False when ``text`` holds none of the words every credential name holds."""
+    if text.isascii():  # ASCII lower case is the case folding the pattern applies
+        lowered = text.lower()
+        return any(word in lowered for word in _CREDENTIAL_WORDS)
+    return _CREDENTIAL_WORD.search(text) is not None
+
+
 # Pure on strings, and the same utterances and values are redacted many times per turn.
 @functools.lru_cache(maxsize=4096)
 def spoken_secrets(text: str) -> frozenset[str]:
@@ -95,6 +109,11 @@ def spoken_secrets(text: str) -> frozenset[str]:
 
     A value must hold a digit or be at least six characters, so "my PIN is correct" names none.
     """
+    return _named_credentials(text) if _may_name_credential(text) else frozenset()
+
+
+def _named_credentials(text: str) -> frozenset[str]:
+    """``spoken_secrets`` reading the whole text (without its quick look first)."""
     spelled = spell_digits(text)
     found: set[str] = set()
     for match in _SPOKEN.finditer(spelled.text):
