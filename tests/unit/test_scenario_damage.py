@@ -33,12 +33,12 @@ NAMES = [
 """Names the damage puts in: the keys of the scenario format."""
 
 
-def _test(bot: Path, scenario: Path) -> tuple[int, str]:
-    """``steward test BOT FILE --direct``: its exit code and what it wrote to stderr."""
+def _test(bot: Path, scenario: Path, *, direct: bool = True) -> tuple[int, str]:
+    """``steward test BOT FILE [--direct]``: its exit code and what it wrote to stderr."""
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         try:
-            code = main(["test", str(bot), str(scenario), "--direct"])
+            code = main(["test", str(bot), str(scenario), *(["--direct"] if direct else [])])
         except SystemExit as stop:  # argparse's own exit
             code = stop.code if isinstance(stop.code, int) else 2
     return code, err.getvalue()
@@ -96,9 +96,6 @@ def test_event_data_a_slot_cannot_read_is_refused_naming_the_file(
     doc["scenarios"][0]["event_data"] = {"party_size": value}
     path = tmp_path / "telephony.yaml"
     path.write_text(yaml.safe_dump(doc))
-    err = io.StringIO()
-    argv = ["test", str(BOTS / "bella_notte"), str(path), *(["--direct"] if direct else [])]
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = main(argv)
-    assert code == 2 and str(path) in err.getvalue() and "party_size" in err.getvalue()
-    assert "Traceback" not in err.getvalue()
+    code, err = _test(BOTS / "bella_notte", path, direct=direct)
+    assert code == 2 and str(path) in err and "party_size" in err
+    assert "Traceback" not in err
