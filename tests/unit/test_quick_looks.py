@@ -21,29 +21,14 @@ from pipecat_steward.core.digits_said import (
     spell_digits,
 )
 from pipecat_steward.core.heard_secrets import (
+    CREDENTIAL_NAMES,
     _named_credentials,  # pyright: ignore[reportPrivateUsage]
     spoken_secrets,
 )
 
 NUMBER_WORDS = [*UNITS, *TEENS, *TENS, "oh", "hundred", "thousand", "double", "triple", "and"]
-CREDENTIALS = [
-    "password",
-    "passcode",
-    "pass code",
-    "pin",
-    "pin code",
-    "PİN",
-    "paſſword",
-    "cvv",
-    "CVC",
-    "security code",
-    "social security number",
-    "ssn",
-    "Social",
-    "card number",
-    "account NUMBER",
-    "routing number",
-]
+CREDENTIALS = [*CREDENTIAL_NAMES, "PİN", "paſſword", "CVC", "Social", "account NUMBER"]
+"""Every name the library knows a credential by, and some in other cases (Unicode's too)."""
 GLUE = [" ", "  ", "-", "_", "'", ",", ".", ":", "=", " is ", "é", "ß", "x", "a", "4", "٤", "１"]
 
 

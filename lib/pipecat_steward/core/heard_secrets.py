@@ -19,6 +19,7 @@ from pipecat_steward.core.redaction import MIN_SECRET, PLACEHOLDER, SEPARATORS
 
 __all__ = [
     "CARD_LENGTHS",
+    "CREDENTIAL_NAMES",
     "luhn",
     "mask_digit_runs",
     "mask_numbers",
@@ -66,9 +67,15 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
+CREDENTIAL_NAMES = (
+    *("password", "passcode", "pass code", "pin code", "pin number", "pin", "cvv", "cvc"),
+    *("security code", "social security number", "social security", "ssn", "social"),
+    *("card number", "account number", "routing number"),
+)
+"""What a speaker names a credential by; a longer name comes before a name it starts with."""
+
 _CREDENTIAL = (
-    r"\b(?:password|passcode|pass code|pin(?: code| number)?|cvv|cvc|security code|"
-    r"social security(?: number)?|ssn|social|card number|account number|routing number)"
+    rf"\b(?:{'|'.join(CREDENTIAL_NAMES)})"
     # A word of its own: "pineapple" and "Pinñata" name no PIN, while "pin4412" does. A
     # letter of any script continues the word (not a digit, nor the underscore).
     r"(?![^\W\d_])"
@@ -77,10 +84,10 @@ _CREDENTIAL = (
 # Digits up to a space or a stop (three at least, see ``spoken_secrets``), or a word with a
 # digit ("hunter22"); read where number words are digits ("four four one two": "4 4 1 2").
 _NUMERIC = rf"\d(?:{SEPARATORS}\d)*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
-# Every credential ``_CREDENTIAL`` names holds one of these words. Spelling number words out
-# writes digits, never letters, so a text without any of them names no credential: most texts
-# are neither spelled out nor scanned further.
-_CREDENTIAL_WORDS = ("pass", "pin", "cvv", "cvc", "security", "social", "ssn", "number")
+# Each credential name holds its first word. Spelling number words out writes digits, never
+# letters, so a text without any of these words names no credential: most texts are neither
+# spelled out nor scanned further.
+_CREDENTIAL_WORDS = tuple(sorted({name.split()[0] for name in CREDENTIAL_NAMES}))
 # Matched as ``_CREDENTIAL`` matches them, in any case: "PİN" and "paſſword" too.
 _CREDENTIAL_WORD = re.compile("|".join(_CREDENTIAL_WORDS), re.IGNORECASE)
 _SPOKEN = re.compile(
