@@ -7,6 +7,10 @@ its last ``sync`` and emits it, so every path that drives a session (cascaded ho
 speech, direct driver, ``steward simulate``) yields the same events without its own copy of
 the emitting code. ``sync`` is cheap and idempotent: call it whenever something may have
 happened (every relay event, the end of a turn, the end of the call).
+
+Each sync fixes the order, time and turn of what it found, and defers building the events
+(``EventPublisher.defer``): the syncs of one burst (a tool call, its result, the engine's
+decision) have their events built together when anything next reads them.
 """
 
 from __future__ import annotations
@@ -145,7 +149,7 @@ class SessionRecorder:
         if number is not None:
             self.publisher.turn = number
         state = self.session.state
-        self.publisher.emit(TurnEnded, status=str(state.status), ended=self.session.ended)
+        self.publisher.defer(TurnEnded, status=str(state.status), ended=self.session.ended)
 
     def _records(self) -> None:
         turns = self.session.turns
@@ -163,7 +167,7 @@ class SessionRecorder:
         self._seen["opened"] = 1
         if record.user:
             self.publisher.turn = max(self.publisher.turn, self._base or 0) + 1
-            self.publisher.emit(CallerTranscript, text=record.user, source="text")
+            self.publisher.defer(CallerTranscript, text=record.user, source="text")
 
     def _new(self, name: str, items: Sequence[Any]) -> Sequence[Any]:
         done = self._seen.get(name, 0)
@@ -173,7 +177,7 @@ class SessionRecorder:
         return items[done:]
 
     def _emit_new(self, record: TurnRecord) -> None:
-        emit = self.publisher.emit
+        emit = self.publisher.defer
         for action in self._new("actions", record.actions):
             emit(
                 EngineDecision,
@@ -220,8 +224,8 @@ class SessionRecorder:
         reason = None if outcome == "ok" else _reason(result)
         executors = self.session.agent.flow.executors.get(call.name, ()) if by == "engine" else ()
         task = executors[0] if executors else None
-        self.publisher.emit(ToolCallEvent, name=call.name, args=dict(call.args), by=by, task=task)
-        self.publisher.emit(
+        self.publisher.defer(ToolCallEvent, name=call.name, args=dict(call.args), by=by, task=task)
+        self.publisher.defer(
             ToolResultEvent, name=call.name, outcome=outcome, reason=reason, result=result, by=by
         )
 
@@ -238,7 +242,7 @@ class SessionRecorder:
             reported[name] = record
             if same_value(now, was):
                 continue
-            self.publisher.emit(
+            self.publisher.defer(
                 SlotChange,
                 slot=name,
                 status=now[0],
@@ -277,14 +281,14 @@ class SessionRecorder:
             }
             if not same_value(self._checklist.get(proc["key"]), fields):
                 self._checklist[proc["key"]] = fields
-                self.publisher.emit(ChecklistStatus, **fields)
+                self.publisher.defer(ChecklistStatus, **fields)
 
     def _transaction(self) -> None:
         summary = self.transaction(self.session) if self.transaction else None
         if summary is None or summary == self._txn:
             return
         self._txn = summary
-        self.publisher.emit(
+        self.publisher.defer(
             TransactionEvent,
             name=summary.get("intent"),
             status=str(summary.get("status", "")),
@@ -295,7 +299,7 @@ class SessionRecorder:
         session = self.session
         if session.conflict is not None and not self._conflict:
             self._conflict = True
-            self.publisher.emit(
+            self.publisher.defer(
                 CheckpointEvent,
                 action="conflict",
                 expected_version=session.conflict.get("expected_version"),
@@ -304,7 +308,7 @@ class SessionRecorder:
         version = session.checkpointer.version if session.checkpointer is not None else 0
         if version > self._version:
             self._version = version
-            self.publisher.emit(CheckpointEvent, action="saved", version=version)
+            self.publisher.defer(CheckpointEvent, action="saved", version=version)
 
     def _corrections(self) -> None:
         monitor = self.monitor()
@@ -313,7 +317,7 @@ class SessionRecorder:
         stats = monitor.stats
         delivered = stats.corrections[self._monitor.get("delivered", 0) :]
         for c in delivered:
-            self.publisher.emit(
+            self.publisher.defer(
                 CorrectionEvent,
                 status="delivered",
                 step=c.get("step"),
@@ -322,7 +326,7 @@ class SessionRecorder:
                 severity=c.get("severity"),
             )
         for o in stats.observed[self._monitor.get("observed", 0) :]:
-            self.publisher.emit(
+            self.publisher.defer(
                 CorrectionEvent, status="suppressed", step=o.get("step"), reason=o.get("why")
             )
         self._monitor = {"delivered": len(stats.corrections), "observed": len(stats.observed)}
@@ -333,7 +337,7 @@ class SessionRecorder:
         queue = tuple(monitor.ladder.queue)
         for c in queue:
             if not any(c is q for q in self._queued):
-                self.publisher.emit(
+                self.publisher.defer(
                     CorrectionEvent,
                     status="queued",
                     step=c.step,
@@ -342,7 +346,7 @@ class SessionRecorder:
                 )
         for c in self._queued:
             if not any(c is q for q in queue) and c.step not in delivered:
-                self.publisher.emit(
+                self.publisher.defer(
                     CorrectionEvent,
                     status="expired",
                     step=c.step,
