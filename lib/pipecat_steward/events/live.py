@@ -24,7 +24,7 @@ from loguru import logger
 from pipecat_steward.core.costing import UsageEvent
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.events.recorder import record_session
-from pipecat_steward.events.schema import Event, MonitorCheck
+from pipecat_steward.events.schema import MonitorCheck
 
 if TYPE_CHECKING:
     from pipecat_steward.pipecat.steward import Steward
@@ -80,7 +80,7 @@ class StewardEvents:
         self.sync()
         await self.publisher.aclose(status, reason)
 
-    def _to_client(self, event: Event) -> None:
+    def _to_client(self, _event: object) -> None:
         # Into the session's client outbox: the steward sends it with its own client messages,
         # from inside the service's frame handling. Pushed from a task of its own, a message
         # would land between the service's response frames and disturb the client's turn.
@@ -91,9 +91,7 @@ class StewardEvents:
         if not outbox or outbox[-1] is not queued:
             batch: dict[str, Any] = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}
             outbox.append(batch)
-            # Its place from its own number: reading ``emitted`` here would build the events
-            # deferred after it first, inside this one's fan-out.
-            self._batches.append((batch, event.seq - self.publisher.first_seq))
+            self._batches.append((batch, self.publisher.emitted - 1))
 
     def _complete(self) -> None:
         """Fill the queued messages with their events as the outbox is taken.
