@@ -178,30 +178,3 @@ async def test_a_closed_publisher_defers_nothing() -> None:
     await pub.aclose()
     pub.defer(CallerTranscript, text="late")
     assert [e.kind for e in pub.events] == ["call_ended"]
-
-
-async def test_a_sink_that_emits_while_deferred_events_are_built_keeps_the_order() -> None:
-    pub = EventPublisher("s")
-
-    def answer(event: Any) -> None:
-        if event.kind == "caller_transcript" and event.text == "one":
-            pub.emit(BotUtteranceEvent, text="reply", source="llm")
-
-    pub.sinks.append(answer)
-    pub.defer(CallerTranscript, text="one")
-    pub.defer(CallerTranscript, text="two")
-    # The sink's event comes after every event deferred before it, as it would from emit.
-    assert [e.text for e in pub.events] == ["one", "two", "reply"]  # type: ignore[union-attr]
-
-
-def test_a_publisher_deferring_on_a_second_loop_still_builds_on_time() -> None:
-    pub = EventPublisher("s")
-
-    async def one_call(text: str, wait: float) -> int:
-        pub.defer(CallerTranscript, text=text)
-        await asyncio.sleep(wait)
-        return len(pub._kept)  # pyright: ignore[reportPrivateUsage] (built, not read)
-
-    assert asyncio.run(one_call("first", 0)) == 0  # its loop ends before the timer fires
-    # The first loop's timer is gone with it: the second loop gets one of its own.
-    assert asyncio.run(one_call("second", DEFER_S * 3)) == 2

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from pipecat_steward.events.publisher import DEFER_S
 from pipecat_steward.events.schema import SCHEMA_VERSION, ChecklistStep, EventBase, event_kinds
 
 __all__ = ["events_markdown"]
@@ -61,12 +60,6 @@ no store, subscriber or client ever sees one. Whatever carries a value, an event
 JSON's own types: a set becomes a list, bytes and other objects become their text, and every
 string among them, keys included, is redacted.
 
-Subscribers and the store get an event within {defer_s:g} s of what it records (the publisher's
-`DEFER_S`), or sooner when the steward flushes or anything reads the publisher (`emitted`,
-`texts`, `events`, `flush`): the recorder fixes each event's place, `t` and `turn` when it
-finds what happened, and the events of one burst (a tool call, its result, the engine's
-decision, the checklist) are built together.
-
 The publisher keeps a call's events as their JSON text, as the stores do: `publisher.events`
 parses them into new models at each read. A live call holds its events for as long as it runs,
 and text is nothing the cycle collector has to walk.
@@ -89,7 +82,7 @@ newer call.
 def events_markdown() -> str:
     """The whole of ``docs/events.md``."""
     common = _table(EventBase.model_fields, EventBase.model_fields)
-    parts = [_INTRO.format(version=SCHEMA_VERSION, common=common, defer_s=DEFER_S)]
+    parts = [_INTRO.format(version=SCHEMA_VERSION, common=common)]
     for kind, model in event_kinds().items():
         doc = inspect.cleandoc(model.__doc__ or "")
         own = {n: f for n, f in model.model_fields.items() if n not in EventBase.model_fields}

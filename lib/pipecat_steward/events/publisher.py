@@ -91,12 +91,11 @@ class EventPublisher:
         self._writes: list[Event] = []
         self._writer: asyncio.Task[None] | None = None
         self._pending: list[tuple[type[Any], dict[str, Any], Redact, int, float]] = []
-        self._settling: tuple[asyncio.TimerHandle, asyncio.AbstractEventLoop] | None = None
+        self._settling: asyncio.TimerHandle | None = None
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
-        count = len(self._kept) + len(self._pending)  # a repr builds nothing
-        return f"<EventPublisher {self.session!r}: {state}, {count} emitted>"
+        return f"<EventPublisher {self.session!r}: {state}, {self.emitted} emitted>"
 
     def emit(self, kind: type[E], **fields: Any) -> E | None:
         """Build, redact, keep and fan out one event of ``kind``; None once closed.
@@ -121,27 +120,21 @@ class EventPublisher:
         if self.closed:
             return
         self._pending.append((kind, fields, self.redaction(), self.turn, self._now()))
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.settle()  # no loop to wait on: now
-            return
-        # One timer per burst, on the loop that runs now (a timer of a loop that has ended
-        # would never fire).
-        if self._settling is None or self._settling[1] is not loop:
-            self._settling = (loop.call_later(DEFER_S, self.settle), loop)
+        if self._settling is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.settle()  # no loop to wait on: now
+                return
+            self._settling = loop.call_later(DEFER_S, self.settle)
 
     def settle(self) -> None:
-        """Build every deferred event now, in order (see ``defer``).
-
-        One at a time from the front: a sink that reads or emits while an event is built
-        builds the rest first, so the order holds.
-        """
+        """Build every deferred event now, in order (see ``defer``)."""
         if self._settling is not None:
-            self._settling[0].cancel()
+            self._settling.cancel()
             self._settling = None
-        while self._pending:
-            kind, fields, redact, turn, t = self._pending.pop(0)
+        pending, self._pending = self._pending, []
+        for kind, fields, redact, turn, t in pending:
             try:
                 self._build(kind, fields, redact, turn, t)
             except Exception:  # a deferred event meets no caller to raise to: it is logged
