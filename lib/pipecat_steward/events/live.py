@@ -99,7 +99,6 @@ class StewardEvents:
         Their JSON text is the publisher's, parsed in one go per message: one parse per flush
         instead of a second serialisation of every event.
         """
-        self.publisher.settle()  # deferred events join their messages before these are filled
         batches, self._batches = self._batches, []
         if not batches:
             return

@@ -30,12 +30,8 @@ from pipecat_steward.exceptions import ConflictError
 __all__ = ["EventPublisher", "Sink"]
 
 E = TypeVar("E", bound=EventBase)
-Redact = Callable[[str], str]
 Sink = Callable[[Event], None]
 """Told every event synchronously after it is built (keep it quick; it must not raise)."""
-
-DEFER_S = 0.1
-"""How long a deferred event waits to be built when nothing reads the events (``defer``)."""
 
 _END: Any = object()  # tells a subscriber the publisher closed
 
@@ -90,67 +86,25 @@ class EventPublisher:
         self._queues: list[asyncio.Queue[Any]] = []
         self._writes: list[Event] = []
         self._writer: asyncio.Task[None] | None = None
-        self._pending: list[tuple[type[Any], dict[str, Any], Redact, int, float]] = []
-        self._settling: asyncio.TimerHandle | None = None
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<EventPublisher {self.session!r}: {state}, {self.emitted} emitted>"
 
     def emit(self, kind: type[E], **fields: Any) -> E | None:
-        """Build, redact, keep and fan out one event of ``kind``; None once closed.
-
-        Events deferred before it are built first: the order of emission is the order of events.
-        """
+        """Build, redact, keep and fan out one event of ``kind``; None once closed."""
         if self.closed:
             return None
-        self.settle()
-        return self._build(kind, fields, self.redaction(), self.turn, self._now())
-
-    def defer(self, kind: type[E], **fields: Any) -> None:
-        """Emit one event of ``kind`` a moment later, as ``emit`` would emit it now.
-
-        Its place in the order, its ``t``, ``turn`` and redaction are fixed now; building,
-        keeping and fanning it out wait until anything reads the events (``emit``, ``emitted``,
-        ``texts``, ``events``, ``flush``, ``aclose``, ``settle``) or ``DEFER_S`` has passed.
-        The events of a call come in bursts (a tool call, its result, the engine's decision,
-        the checklist): built together, each burst's code runs once, warm, instead of once per
-        burst part.
-        """
-        if self.closed:
-            return
-        self._pending.append((kind, fields, self.redaction(), self.turn, self._now()))
-        if self._settling is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.settle()  # no loop to wait on: now
-                return
-            self._settling = loop.call_later(DEFER_S, self.settle)
-
-    def settle(self) -> None:
-        """Build every deferred event now, in order (see ``defer``)."""
-        if self._settling is not None:
-            self._settling.cancel()
-            self._settling = None
-        pending, self._pending = self._pending, []
-        for kind, fields, redact, turn, t in pending:
-            try:
-                self._build(kind, fields, redact, turn, t)
-            except Exception:  # a deferred event meets no caller to raise to: it is logged
-                logger.exception(f"steward events: could not build a {kind.__name__} event")
-
-    def _now(self) -> float:
-        return round(max(0.0, self.clock() - self._start), 6)
-
-    def _build(
-        self, kind: type[E], fields: dict[str, Any], redact: Redact, turn: int, t: float
-    ) -> E:
         # Field names are the kind's own (code, never a secret); every value is redacted, keys
         # of nested data included. A session's redactor remembers the strings it has redacted.
+        redact = self.redaction()
         clean = {name: redact_tree(value, redact) for name, value in fields.items()}
-        stamp = {"session": self.session, "seq": self.first_seq + len(self._kept), "turn": turn}
-        event = kind(**{**clean, **stamp, "t": t})
+        stamp = {
+            "session": self.session,
+            "seq": self.first_seq + len(self._kept),
+            "turn": self.turn,
+        }
+        event = kind(**{**clean, **stamp, "t": round(max(0.0, self.clock() - self._start), 6)})
         self._kept.append(encode(event))  # type: ignore[arg-type]
         for sink in list(self.sinks):
             try:
@@ -165,13 +119,11 @@ class EventPublisher:
     @property
     def events(self) -> list[Event]:
         """Every event emitted so far, in order: a new list of new models at each read."""
-        self.settle()
         return decode(self._kept)
 
     @property
     def emitted(self) -> int:
-        """How many events this publisher has emitted (deferred ones are built first)."""
-        self.settle()
+        """How many events this publisher has emitted."""
         return len(self._kept)
 
     def texts(self, start: int = 0, end: int | None = None) -> list[str]:
@@ -179,7 +131,6 @@ class EventPublisher:
 
         Counted from 0, the first event this publisher emitted; ``end`` None: to the last.
         """
-        self.settle()
         return self._kept[start:end]
 
     def start(self, agent: str, channel: str | None = None) -> None:
@@ -189,7 +140,7 @@ class EventPublisher:
     async def subscribe(self) -> AsyncIterator[Event]:
         """Every event emitted so far, then live ones until ``aclose``."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        seen = self.events  # deferred events are built first
+        seen = self.events
         self._queues.append(queue)
         try:
             for event in seen:
@@ -205,7 +156,6 @@ class EventPublisher:
 
     async def flush(self) -> None:
         """Wait until every event emitted so far is in the store."""
-        self.settle()
         while self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
         if self._writes:  # emitted outside a running loop: write them now

@@ -7,10 +7,6 @@ its last ``sync`` and emits it, so every path that drives a session (cascaded ho
 speech, direct driver, ``steward simulate``) yields the same events without its own copy of
 the emitting code. ``sync`` is cheap and idempotent: call it whenever something may have
 happened (every relay event, the end of a turn, the end of the call).
-
-Each sync fixes the order, time and turn of what it found, and defers building the events
-(``EventPublisher.defer``): the syncs of one burst (a tool call, its result, the engine's
-decision) have their events built together when anything next reads them.
 """
 
 from __future__ import annotations
@@ -149,7 +145,7 @@ class SessionRecorder:
         if number is not None:
             self.publisher.turn = number
         state = self.session.state
-        self.publisher.defer(TurnEnded, status=str(state.status), ended=self.session.ended)
+        self.publisher.emit(TurnEnded, status=str(state.status), ended=self.session.ended)
 
     def _records(self) -> None:
         turns = self.session.turns
@@ -167,7 +163,7 @@ class SessionRecorder:
         self._seen["opened"] = 1
         if record.user:
             self.publisher.turn = max(self.publisher.turn, self._base or 0) + 1
-            self.publisher.defer(CallerTranscript, text=record.user, source="text")
+            self.publisher.emit(CallerTranscript, text=record.user, source="text")
 
     def _new(self, name: str, items: Sequence[Any]) -> Sequence[Any]:
         done = self._seen.get(name, 0)
@@ -177,7 +173,7 @@ class SessionRecorder:
         return items[done:]
 
     def _emit_new(self, record: TurnRecord) -> None:
-        emit = self.publisher.defer
+        emit = self.publisher.emit
         for action in self._new("actions", record.actions):
             emit(
                 EngineDecision,
@@ -224,8 +220,8 @@ class SessionRecorder:
         reason = None if outcome == "ok" else _reason(result)
         executors = self.session.agent.flow.executors.get(call.name, ()) if by == "engine" else ()
         task = executors[0] if executors else None
-        self.publisher.defer(ToolCallEvent, name=call.name, args=dict(call.args), by=by, task=task)
-        self.publisher.defer(
+        self.publisher.emit(ToolCallEvent, name=call.name, args=dict(call.args), by=by, task=task)
+        self.publisher.emit(
             ToolResultEvent, name=call.name, outcome=outcome, reason=reason, result=result, by=by
         )
 
@@ -242,7 +238,7 @@ class SessionRecorder:
             reported[name] = record
             if same_value(now, was):
                 continue
-            self.publisher.defer(
+            self.publisher.emit(
                 SlotChange,
                 slot=name,
                 status=now[0],
@@ -281,14 +277,14 @@ class SessionRecorder:
             }
             if not same_value(self._checklist.get(proc["key"]), fields):
                 self._checklist[proc["key"]] = fields
-                self.publisher.defer(ChecklistStatus, **fields)
+                self.publisher.emit(ChecklistStatus, **fields)
 
     def _transaction(self) -> None:
         summary = self.transaction(self.session) if self.transaction else None
         if summary is None or summary == self._txn:
             return
         self._txn = summary
-        self.publisher.defer(
+        self.publisher.emit(
             TransactionEvent,
             name=summary.get("intent"),
             status=str(summary.get("status", "")),
@@ -299,7 +295,7 @@ class SessionRecorder:
         session = self.session
         if session.conflict is not None and not self._conflict:
             self._conflict = True
-            self.publisher.defer(
+            self.publisher.emit(
                 CheckpointEvent,
                 action="conflict",
                 expected_version=session.conflict.get("expected_version"),
@@ -308,7 +304,7 @@ class SessionRecorder:
         version = session.checkpointer.version if session.checkpointer is not None else 0
         if version > self._version:
             self._version = version
-            self.publisher.defer(CheckpointEvent, action="saved", version=version)
+            self.publisher.emit(CheckpointEvent, action="saved", version=version)
 
     def _corrections(self) -> None:
         monitor = self.monitor()
@@ -317,7 +313,7 @@ class SessionRecorder:
         stats = monitor.stats
         delivered = stats.corrections[self._monitor.get("delivered", 0) :]
         for c in delivered:
-            self.publisher.defer(
+            self.publisher.emit(
                 CorrectionEvent,
                 status="delivered",
                 step=c.get("step"),
@@ -326,7 +322,7 @@ class SessionRecorder:
                 severity=c.get("severity"),
             )
         for o in stats.observed[self._monitor.get("observed", 0) :]:
-            self.publisher.defer(
+            self.publisher.emit(
                 CorrectionEvent, status="suppressed", step=o.get("step"), reason=o.get("why")
             )
         self._monitor = {"delivered": len(stats.corrections), "observed": len(stats.observed)}
@@ -337,7 +333,7 @@ class SessionRecorder:
         queue = tuple(monitor.ladder.queue)
         for c in queue:
             if not any(c is q for q in self._queued):
-                self.publisher.defer(
+                self.publisher.emit(
                     CorrectionEvent,
                     status="queued",
                     step=c.step,
@@ -346,7 +342,7 @@ class SessionRecorder:
                 )
         for c in self._queued:
             if not any(c is q for q in queue) and c.step not in delivered:
-                self.publisher.defer(
+                self.publisher.emit(
                     CorrectionEvent,
                     status="expired",
                     step=c.step,
