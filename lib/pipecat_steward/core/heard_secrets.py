@@ -86,8 +86,12 @@ _CREDENTIAL = (
 _NUMERIC = rf"\d(?:{SEPARATORS}\d)*(?![^\s,.;!?])|[^\s,.;!?]*\d[^\s,.;!?]*"
 # Each credential name holds its first word. Spelling number words out writes digits, never
 # letters, so a text without any of these words names no credential: most texts are neither
-# spelled out nor scanned further.
-_CREDENTIAL_WORDS = tuple(sorted({name.split()[0] for name in CREDENTIAL_NAMES}))
+# spelled out nor scanned further. A word holding another ("password", "pass") is left out:
+# a text holding it holds the shorter one too, and every text is looked through once per word.
+_FIRST_WORDS = {name.split()[0] for name in CREDENTIAL_NAMES}
+_CREDENTIAL_WORDS = tuple(
+    sorted(w for w in _FIRST_WORDS if not any(o != w and o in w for o in _FIRST_WORDS))
+)
 # Matched as ``_CREDENTIAL`` matches them, in any case: "PİN" and "paſſword" too.
 _CREDENTIAL_WORD = re.compile("|".join(_CREDENTIAL_WORDS), re.IGNORECASE)
 _SPOKEN = re.compile(
