@@ -59,7 +59,7 @@ async def _call(bot: str, file: str, **options: Any) -> tuple[Any, list[dict[str
 @pytest.mark.parametrize("call", CALLS)
 async def test_a_call_without_a_client_sends_nothing_and_does_the_same(call: str) -> None:
     bot, (file, kinds) = call.replace("bella_ends", "bella_notte"), CALLS[call]
-    traces, sent, events = await _call(bot, file)
+    traces, sent, events = await _call(bot, file, client_messages=True)
     quiet_traces, quiet_sent, quiet_events = await _call(bot, file, client_messages=False)
     assert {m["type"] for m in sent} == kinds, "with a client these go out"
     assert quiet_sent == []

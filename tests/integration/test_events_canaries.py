@@ -101,7 +101,9 @@ async def test_no_canary_reaches_the_store_a_subscriber_or_rtvi(tmp_path: Path) 
     async with ScriptedSLM(answer=answer) as slm, SLMClient(ledger=MemoryLedger()) as client:
         monitor = attach_monitor(steward, llm, client, slm.stage())
         extractor = attach_extractor(steward, client, slm.stage())
-        async with TextPipeline(llm, observers=[*steward.observers, messages]) as pipeline:
+        async with TextPipeline(
+            llm, observers=[*steward.observers, messages], rtvi=True
+        ) as pipeline:
 
             async def turn(user: str, *steps: Any) -> None:
                 queue[:] = list(steps)

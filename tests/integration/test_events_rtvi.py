@@ -128,7 +128,7 @@ async def test_a_turn_s_events_leave_in_one_message_and_none_is_lost(
     scenario = load_scenario(BOTS / bot / "scenarios" / scenario_file)
     player = await PipelinePlayer.start(BOTS / bot, scenario)
     messages = ServerMessages()
-    async with player.running([messages]):
+    async with player.running([messages], rtvi=True):
         await play_scenario(player, scenario)
     batches = _steward_messages(messages.data)
     sent = [seq for batch in batches for seq in batch]

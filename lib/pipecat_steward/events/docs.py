@@ -53,7 +53,8 @@ order:
 change); each item of `events` is one event as described below. Events recorded after a call's
 last inference reach only the store and the subscribers. A steward built with
 `client_messages=False`, for a call no client reads (a telephone call), sends the client
-nothing; its events still reach the store and the subscribers.
+nothing, and neither does one not told either way whose pipeline has no RTVI observer to
+deliver its messages; their events still reach the store and the subscribers.
 
 Sensitive values are redacted before an event exists, exactly as traces and logs redact them:
 no store, subscriber or client ever sees one. Whatever carries a value, an event holds only

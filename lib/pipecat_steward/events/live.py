@@ -54,9 +54,8 @@ class StewardEvents:
         self._ids = itertools.count(1)
         # Messages queued in the session's outbox, each with the number of its first event.
         self._batches: list[tuple[dict[str, Any], int]] = []
-        if steward.session.sends_client_messages:  # else nobody reads them: no batch is queued
-            publisher.sinks.append(self._to_client)
-            steward.session.before_take.append(self._complete)
+        publisher.sinks.append(self._to_client)
+        steward.session.before_take.append(self._complete)
 
     def sync(self, *_: object) -> None:
         """Emit what the session recorded since the last sync."""
@@ -86,7 +85,11 @@ class StewardEvents:
         # would land between the service's response frames and disturb the client's turn.
         # Every event until the outbox is next taken joins one message: one frame per flush
         # crosses the pipeline and its observers, not one per event.
-        outbox = self.steward.session.client_outbox
+        session = self.steward.session
+        if not session.sends_client_messages:  # nobody reads them: no batch is queued
+            self._batches = []
+            return
+        outbox = session.client_outbox
         queued = self._batches[-1][0] if self._batches else None
         if not outbox or outbox[-1] is not queued:
             batch: dict[str, Any] = {"type": RTVI_TYPE, "version": RTVI_VERSION, "events": []}

@@ -199,6 +199,7 @@ class StewardS2S(Steward):
         if catch_all:
             llm.register_function(None, self._handle_tool)
         self.provider.advertise_tools(self.all_tools())
+        self._follow_client(llm)
         self._supervise(llm)
         return self
 

@@ -30,7 +30,7 @@ from pipecat_steward.agent.loader import Agent, as_agent, load_agent
 from pipecat_steward.events.live import attach_events
 from pipecat_steward.events.publisher import EventPublisher
 from pipecat_steward.pipecat.attachment import claim_services
-from pipecat_steward.pipecat.client_messages import send_client_messages
+from pipecat_steward.pipecat.client_messages import follow_client, send_client_messages
 from pipecat_steward.pipecat.events import (
     AssistantTextComplete,
     AssistantTurnWritten,
@@ -99,9 +99,12 @@ class Steward:
     extractor: attaching another one by hand replaces the automatic one.
 
     The steward sends its messages for the app's client (checklist status, rich response parts,
-    conversation events, a conflict) as RTVI server messages. ``client_messages=False`` sends
-    none, for a call no client reads (a telephone call): each message would cross the pipeline
-    twice for nothing. The conversation events still reach the store and the subscribers.
+    conversation events, a conflict) as RTVI server messages when a client can read them: by
+    default, when the pipeline its service is set up in has pipecat's RTVI observer (a
+    ``PipelineWorker`` adds one unless ``enable_rtvi=False``). ``client_messages=True`` always
+    sends them (an app that forwards them its own way); ``client_messages=False`` never does,
+    for a call no client reads (a telephone call): each message would cross the pipeline for
+    nothing. The conversation events still reach the store and the subscribers.
     """
 
     reads: tuple[type[SessionEvent], ...] = (AssistantTurnWritten, AssistantTextComplete)
@@ -128,6 +131,8 @@ class Steward:
         self.extractor: EntityExtractor | None = None
         self.supervision: Supervision | None = None
         self.session: StewardSession = open_session(agent, clock=clock, call_id=call_id, **options)
+        # Not told: the pipeline says whether a client reads the messages (``follow_client``).
+        self._follows_client = "client_messages" not in options
         self.tools = StewardTools(self.session, extra_tools)
         self.driver = Driver(self.session)
         self.relay = StewardRelay(turns=self.session.caller_turns)
@@ -141,8 +146,7 @@ class Steward:
         self._heard: _Words = (0, [])
         # The words to anticipate: those finals, then the interim guess when one came since.
         self._latest: _Words = self._heard
-        if self.session.sends_client_messages:
-            self.session.conflict_listeners.append(self._announce_conflict)
+        self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
@@ -175,6 +179,7 @@ class Steward:
             self.tools.register(service)
             _install(service, hook)
         self.relay.ride(services[0])  # reads pushes in place when the pipeline observes it
+        self._follow_client(services[0])
         self._supervise(services[0])
         return first
 
@@ -206,9 +211,14 @@ class Steward:
         self.session.conflict_listeners.append(listener)
         return listener
 
+    def _follow_client(self, service: FrameProcessor) -> None:
+        """Unless told, send client messages as ``service``'s pipeline can deliver them."""
+        if self._follows_client:
+            follow_client(service, self.session)
+
     async def _announce_conflict(self, message: dict[str, Any]) -> None:
         processor = self._conflict_emitter()
-        if processor is not None:
+        if processor is not None and self.session.sends_client_messages:
             await send_client_messages(processor, [message], queue=True)
 
     def _conflict_emitter(self) -> FrameProcessor | None:
