@@ -5,7 +5,7 @@ the client, and a ``PipelineWorker`` has one unless RTVI is off. In a pipeline w
 message would cross every processor and observer for nobody, so a steward that was not told
 (``client_messages`` not given) looks at the pipeline its service is set up in; told, it does
 as told. Either way the call says and does the same: only the messages differ. The cascaded
-hook and the speech-to-speech adapter decide alike.
+hook (on one service or a switcher of several) and the speech-to-speech adapter decide alike.
 """
 
 from __future__ import annotations
@@ -19,13 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipecat.pipeline.llm_switcher import LLMSwitcher
+from pipecat.pipeline.service_switcher import ServiceSwitcherStrategyManual
 from tests.integration.test_stale_worker import ServerMessages
 
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.pipecat.s2s import StewardS2S
+from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing import GeminiLiveServer, TextPipeline
 from pipecat_steward.testing.player import play_scenario
 from pipecat_steward.testing.scenario import load_scenario
+from pipecat_steward.testing.scripted_llm import ScriptedLLM
 from pipecat_steward.testing.servers import gemini_live_service
 from pipecat_steward.testing.simulate import PipelinePlayer
 
@@ -85,3 +89,13 @@ async def test_the_speech_to_speech_adapter_decides_alike(
         )
         async with pipeline:
             assert steward.session.sends_client_messages is sends
+
+
+@pytest.mark.parametrize("rtvi", [True, False])
+async def test_a_switcher_s_pipeline_decides_for_the_steward_attached_to_it(rtvi: bool) -> None:
+    steward = Steward(load_agent(BOTS / "clinic"))
+    members = [ScriptedLLM([]) for _ in range(2)]
+    switcher = LLMSwitcher(members, ServiceSwitcherStrategyManual)  # type: ignore[arg-type]
+    steward.attach(switcher)
+    async with TextPipeline(switcher, observers=steward.observers, rtvi=rtvi):
+        assert steward.session.sends_client_messages is rtvi
