@@ -146,7 +146,8 @@ class Steward:
         self._heard: _Words = (0, [])
         # The words to anticipate: those finals, then the interim guess when one came since.
         self._latest: _Words = self._heard
-        self.session.conflict_listeners.append(self._announce_conflict)
+        if self.session.sends_client_messages:  # told never to send: no listener
+            self.session.conflict_listeners.append(self._announce_conflict)
 
     @classmethod
     def from_folder(cls, folder: str | Path, **kwargs: Any) -> Steward:
