@@ -145,7 +145,7 @@ async def _reconnections(hub: EventHub, session: str, plan: random.Random) -> li
         elif choice < 0.85:
             publisher = plan.choice(opened)
             text = f"step {step}"
-            if publisher.emit(CallerTranscript, text=text) is not None:
+            if publisher.emit(CallerTranscript, text=text):
                 kept.append(text)
         else:
             await plan.choice(opened).aclose("ended")
@@ -173,7 +173,7 @@ async def test_the_replaced_publisher_ends_as_replaced_and_the_new_one_is_live(
     first.emit(CallerTranscript, text="before")
     second = await hub.open("s")
     assert first.closed and hub.live == {"s": second}
-    assert first.emit(CallerTranscript, text="too late") is None  # the old connection is over
+    assert not first.emit(CallerTranscript, text="too late")  # the old connection is over
     await first.aclose("ended")  # its host ending it later does not end the new one
     assert hub.live == {"s": second}
     await hub.close("s")
@@ -221,7 +221,7 @@ async def _takeovers(
             continue
         index = plan.randrange(len(opened))
         text = f"step {step} by worker {index}"
-        if opened[index].emit(CallerTranscript, text=text) is None:
+        if not opened[index].emit(CallerTranscript, text=text):
             continue  # closed by its own hub's reopen
         await opened[index].flush()
         if index == len(opened) - 1:

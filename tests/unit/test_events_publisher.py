@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipecat_steward.events import EventHub, EventPublisher, MemoryEventStore, parse_event
+from pipecat_steward.events.publisher import UNBUILT_MAX
 from pipecat_steward.events.schema import (
     SCHEMA_VERSION,
     BotUtteranceEvent,
@@ -40,17 +41,18 @@ def _redact(text: str) -> str:
 
 def test_every_kind_round_trips_through_json() -> None:
     pub = EventPublisher("s1")
-    for kind, model in event_kinds().items():
+    for model in event_kinds().values():
         required = {
             n: _sample(f.annotation)
             for n, f in model.model_fields.items()
             if f.is_required() and n not in ("session", "seq", "t")
         }
-        event = pub.emit(model, **required)
-        assert event is not None and event.model_dump()["kind"] == kind
-        assert parse_event(event.model_dump_json()) == event
-    assert [e.seq for e in pub.events] == list(range(1, len(event_kinds()) + 1))
-    assert all(e.schema_version == SCHEMA_VERSION for e in pub.events)
+        pub.emit(model, **required)
+    events = pub.events
+    assert [e.kind for e in events] == list(event_kinds())
+    assert all(parse_event(e.model_dump_json()) == e for e in events)
+    assert [e.seq for e in events] == list(range(1, len(event_kinds()) + 1))
+    assert all(e.schema_version == SCHEMA_VERSION for e in events)
 
 
 def _sample(annotation: object) -> object:
@@ -86,12 +88,14 @@ def test_emit_stamps_time_turn_and_redacts_every_string() -> None:
     pub = EventPublisher("s1", redact=_redact, clock=clock)
     clock.now = 101.5
     pub.turn = 3
-    said = pub.emit(CallerTranscript, text=f"my card is {CANARY}")
-    slot = pub.emit(SlotChange, slot="card", status="filled", value={"n": CANARY, CANARY: 1})
-    result = pub.emit(ToolResultEvent, name="pay", outcome="vetoed", result={"echo": [CANARY]})
-    assert said is not None and said.t == 1.5 and said.turn == 3
+    pub.emit(CallerTranscript, text=f"my card is {CANARY}")
+    clock.now, pub.turn = 102.0, 4  # read later: each event keeps its own moment
+    pub.emit(SlotChange, slot="card", status="filled", value={"n": CANARY, CANARY: 1})
+    pub.emit(ToolResultEvent, name="pay", outcome="vetoed", result={"echo": [CANARY]})
+    clock.now, pub.turn = 110.0, 9
+    said, slot, result = pub.events
+    assert (said.t, said.turn) == (1.5, 3) and (slot.t, result.turn) == (2.0, 4)
     assert CANARY not in "".join(e.model_dump_json() for e in pub.events)
-    assert slot is not None and result is not None
 
 
 async def test_subscribe_replays_then_follows_live_and_ends_on_close() -> None:
@@ -199,13 +203,18 @@ def _tracked_from(root: object) -> int:
 
 def test_kept_events_hold_nothing_the_cycle_collector_walks() -> None:
     # Every live call keeps its events: a full collection walks each object they hold, so
-    # those objects cost every call in the process, at every collection.
+    # those objects cost every call in the process, at every collection. Events that wait to
+    # be built hold their fields, but never more than UNBUILT_MAX of them wait.
     pub = EventPublisher("s1")
     held: list[int] = []
-    for _ in range(2):
-        for _ in range(50):
+    for _ in range(3):
+        for _ in range(UNBUILT_MAX):  # two rounds of UNBUILT_MAX events: none left unbuilt
             pub.emit(SlotChange, slot="name", status="filled", value={"v": ["Ada", {"k": 1}]})
             pub.emit(ToolResultEvent, name="pay", outcome="ok", result={"echo": [1, {"x": 2}]})
         gc.collect()
         held.append(_tracked_from(pub))
-    assert held[1] == held[0]
+    pub.emit(SlotChange, slot="name", status="filled", value={"v": ["Ada", {"k": 1}]})
+    waiting = _tracked_from(pub)
+    assert held[2] == held[1] == held[0]
+    assert 0 < waiting - held[0] <= 8  # the one event waiting, until read
+    assert len(pub.events) == 6 * UNBUILT_MAX + 1 and _tracked_from(pub) == held[0]

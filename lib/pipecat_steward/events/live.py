@@ -57,7 +57,7 @@ class StewardEvents:
         # Told never to send (a telephone call): nothing per event. Otherwise the sink checks
         # per event, since the pipeline may still say no client reads them (``follow_client``).
         if steward.session.sends_client_messages:
-            publisher.sinks.append(self._to_client)
+            publisher.watchers.append(self._to_client)
             steward.session.before_take.append(self._complete)
 
     def sync(self, *_: object) -> None:
@@ -82,12 +82,13 @@ class StewardEvents:
         self.sync()
         await self.publisher.aclose(status, reason)
 
-    def _to_client(self, _event: object) -> None:
+    def _to_client(self) -> None:
         # Into the session's client outbox: the steward sends it with its own client messages,
         # from inside the service's frame handling. Pushed from a task of its own, a message
         # would land between the service's response frames and disturb the client's turn.
         # Every event until the outbox is next taken joins one message: one frame per flush
-        # crosses the pipeline and its observers, not one per event.
+        # crosses the pipeline and its observers, not one per event. A watcher, not a sink:
+        # the events are built when the message is filled, not one at a time as they come.
         session = self.steward.session
         if not session.sends_client_messages:  # nobody reads them: no batch is queued
             self._batches = []

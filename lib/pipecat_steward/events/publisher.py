@@ -1,10 +1,15 @@
 """``EventPublisher``: one session's conversation events, numbered, redacted, fanned out.
 
-``emit`` builds an event (stamping ``session``, ``seq``, ``t`` and ``turn``), redacts every
-string in it with the session's redaction, keeps it, hands it to the sinks (the RTVI sender,
-say) and to live subscribers, and queues it for the store. It never awaits and never raises on
-a failing sink or store, so it is safe on the frame path. ``subscribe`` replays the events
-emitted so far, then yields live ones until the publisher closes.
+``emit`` redacts every string of an event with the session's redaction and stamps its ``t`` and
+``turn``; building it (the model, validated, and its JSON text) waits until someone reads it.
+An event with a reader as it happens (a sink, a live subscriber, a store) is built at once and
+handed to them; otherwise it is built when read (``events``, ``texts``, ``flush``, ``aclose``)
+or once ``UNBUILT_MAX`` wait, in one go: a model built on its own between two frames costs
+several times what it costs among others, and a call nobody reads builds only in batches. The
+event is the same either way (its time, turn, ``seq`` and redaction are those of its ``emit``).
+``emit`` never awaits and never raises on a failing sink or store, so it is safe on the frame
+path. ``subscribe`` replays the events emitted so far, then yields live ones until the
+publisher closes.
 
 Each event is kept as its JSON text, as a store keeps it, and ``events`` parses them when
 asked. A call holds its events for as long as it runs, and each full collection of the cycle
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from loguru import logger
 
@@ -27,11 +32,20 @@ from pipecat_steward.events.schema import CallEnded, CallStarted, Event, EventBa
 from pipecat_steward.events.store import EventStore, decode, encode
 from pipecat_steward.exceptions import ConflictError
 
-__all__ = ["EventPublisher", "Sink"]
+__all__ = ["UNBUILT_MAX", "EventPublisher", "Sink", "Watcher"]
 
-E = TypeVar("E", bound=EventBase)
 Sink = Callable[[Event], None]
 """Told every event synchronously after it is built (keep it quick; it must not raise)."""
+
+Watcher = Callable[[], None]
+"""Told synchronously that an event was emitted, before it is built (it must not raise)."""
+
+UNBUILT_MAX = 32
+"""Events at most that wait unbuilt (see the module docstring): what they hold is walked by the
+cycle collector, their text is not."""
+
+_Unbuilt = tuple[type[EventBase], dict[str, Any], int, float]
+"""An event emitted, not built: its kind, redacted fields, turn and time."""
 
 _END: Any = object()  # tells a subscriber the publisher closed
 
@@ -50,6 +64,12 @@ class EventPublisher:
             ``EventHub`` makes one). Once another worker claims the session, the store refuses
             them: the publisher is then ``fenced`` and stores nothing more, while its live
             subscribers and sinks still get its events.
+
+    Attributes:
+        sinks: Told each event as soon as it is built; a publisher with a sink builds every
+            event as it is emitted.
+        watchers: Told that an event was emitted, before it is built: for a reader that reads
+            ``texts`` later (the RTVI sender batches the events of one flush that way).
     """
 
     def __init__(
@@ -77,8 +97,10 @@ class EventPublisher:
         """
         self.clock = clock
         self.turn = 0
-        self._kept: list[str] = []  # the JSON text of every event emitted (see ``events``)
+        self._kept: list[str] = []  # the JSON text of every event built (see ``events``)
+        self._unbuilt: list[_Unbuilt] = []  # emitted after those, in order, not built yet
         self.sinks: list[Sink] = []
+        self.watchers: list[Watcher] = []
         self.on_close: list[Callable[[EventPublisher], None]] = []
         """Told once the publisher has closed (an ``EventHub`` forgets it)."""
         self.closed = False
@@ -91,46 +113,73 @@ class EventPublisher:
         state = "closed" if self.closed else "open"
         return f"<EventPublisher {self.session!r}: {state}, {self.emitted} emitted>"
 
-    def emit(self, kind: type[E], **fields: Any) -> E | None:
-        """Build, redact, keep and fan out one event of ``kind``; None once closed."""
+    def emit(self, kind: type[EventBase], **fields: Any) -> bool:
+        """Redact, stamp and fan out one event of ``kind`` (see the module docstring).
+
+        The fields are redacted now, into a copy: a value the session changes later, or a
+        secret it learns later, does not change the event.
+
+        Returns:
+            Whether the event was emitted: False once the publisher is closed.
+        """
         if self.closed:
-            return None
+            return False
         # Field names are the kind's own (code, never a secret); every value is redacted, keys
         # of nested data included. A session's redactor remembers the strings it has redacted.
         redact = self.redaction()
         clean = {name: redact_tree(value, redact) for name, value in fields.items()}
-        stamp = {
-            "session": self.session,
-            "seq": self.first_seq + len(self._kept),
-            "turn": self.turn,
-        }
-        event = kind(**{**clean, **stamp, "t": round(max(0.0, self.clock() - self._start), 6)})
-        self._kept.append(encode(event))  # type: ignore[arg-type]
-        for sink in list(self.sinks):
+        t = round(max(0.0, self.clock() - self._start), 6)
+        self._unbuilt.append((kind, clean, self.turn, t))
+        for watcher in self.watchers:
             try:
-                sink(event)  # type: ignore[arg-type]
+                watcher()
             except Exception:
-                logger.exception(f"steward event sink failed on {event.kind}")  # type: ignore[attr-defined]
-        for queue in self._queues:
-            queue.put_nowait(event)
-        self._persist(event)  # type: ignore[arg-type]
-        return event
+                logger.exception(f"steward event watcher failed on {kind.__name__}")
+        if self.sinks or self._queues or self._stores or len(self._unbuilt) >= UNBUILT_MAX:
+            self._build()
+        return True
+
+    @property
+    def _stores(self) -> bool:
+        return self.store is not None and not self.fenced
+
+    def _build(self) -> None:
+        """Build every event emitted and not built yet, in order, and hand each to its readers."""
+        unbuilt, self._unbuilt = self._unbuilt, []
+        for kind, clean, turn, t in unbuilt:
+            seq = self.first_seq + len(self._kept)
+            try:
+                event = kind(**clean, session=self.session, seq=seq, turn=turn, t=t)
+            except Exception:  # a bad field is a bug to log, not the loss of the events after it
+                logger.exception(f"steward events: could not build a {kind.__name__} event")
+                continue
+            self._kept.append(encode(event))  # type: ignore[arg-type]
+            for sink in list(self.sinks):
+                try:
+                    sink(event)  # type: ignore[arg-type]
+                except Exception:
+                    logger.exception(f"steward event sink failed on {event.kind}")  # type: ignore[attr-defined]
+            for queue in self._queues:
+                queue.put_nowait(event)
+            self._persist(event)  # type: ignore[arg-type]
 
     @property
     def events(self) -> list[Event]:
         """Every event emitted so far, in order: a new list of new models at each read."""
+        self._build()
         return decode(self._kept)
 
     @property
     def emitted(self) -> int:
         """How many events this publisher has emitted."""
-        return len(self._kept)
+        return len(self._kept) + len(self._unbuilt)
 
     def texts(self, start: int = 0, end: int | None = None) -> list[str]:
         """The JSON text of the events emitted from the ``start``-th to before the ``end``-th.
 
         Counted from 0, the first event this publisher emitted; ``end`` None: to the last.
         """
+        self._build()
         return self._kept[start:end]
 
     def start(self, agent: str, channel: str | None = None) -> None:
@@ -156,6 +205,7 @@ class EventPublisher:
 
     async def flush(self) -> None:
         """Wait until every event emitted so far is in the store."""
+        self._build()
         while self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
         if self._writes:  # emitted outside a running loop: write them now
@@ -166,6 +216,7 @@ class EventPublisher:
         if self.closed:
             return
         self.emit(CallEnded, status=status, reason=reason)
+        self._build()
         self.closed = True
         for queue in self._queues:
             queue.put_nowait(_END)
