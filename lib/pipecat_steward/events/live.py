@@ -54,8 +54,9 @@ class StewardEvents:
         self._ids = itertools.count(1)
         # Messages queued in the session's outbox, each with the number of its first event.
         self._batches: list[tuple[dict[str, Any], int]] = []
-        # Told never to send (a telephone call): nothing per event. Otherwise the sink checks
-        # per event, since the pipeline may still say no client reads them (``follow_client``).
+        # Told never to send (a telephone call): nothing per event. Otherwise the watcher
+        # checks per event, since the pipeline may still say no client reads them
+        # (``follow_client``).
         if steward.session.sends_client_messages:
             publisher.watchers.append(self._to_client)
             steward.session.before_take.append(self._complete)
