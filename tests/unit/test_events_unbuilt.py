@@ -125,11 +125,16 @@ async def test_a_closed_publisher_has_built_every_event_and_its_end() -> None:
     assert kinds == ["caller_transcript"] * (UNBUILT_MAX - 1) + ["call_ended"]
 
 
-def test_an_event_that_cannot_be_built_is_logged_and_the_others_kept() -> None:
+def test_an_event_that_cannot_be_built_is_logged_and_holds_its_place() -> None:
     pub = EventPublisher("s1")
     pub.emit(CallerTranscript, text="before")
     pub.emit(BotUtteranceEvent, text="hi", source="shouted")  # a bug's event
     pub.emit(CallerTranscript, text="after")
+    emitted = pub.emitted
     events = pub.events
-    assert [e.text for e in events] == ["before", "after"]  # pyright: ignore[reportAttributeAccessIssue]
-    assert [e.seq for e in events] == [1, 2]
+    # Every event keeps the position it was emitted at: a reader of ``texts`` by position
+    # (the RTVI sender) gets each event it was told of, and ``seq`` has no gap.
+    assert len(events) == emitted == 3
+    assert [e.kind for e in events] == ["caller_transcript", "debug", "caller_transcript"]
+    assert events[1].data == {"kind": "BotUtteranceEvent"}  # pyright: ignore[reportAttributeAccessIssue]
+    assert [e.seq for e in events] == [1, 2, 3]

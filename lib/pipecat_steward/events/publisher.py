@@ -28,7 +28,7 @@ from typing import Any
 from loguru import logger
 
 from pipecat_steward.core.redaction import redact_tree
-from pipecat_steward.events.schema import CallEnded, CallStarted, Event, EventBase
+from pipecat_steward.events.schema import CallEnded, CallStarted, DebugEvent, Event, EventBase
 from pipecat_steward.events.store import EventStore, decode, encode
 from pipecat_steward.exceptions import ConflictError
 
@@ -148,11 +148,15 @@ class EventPublisher:
         unbuilt, self._unbuilt = self._unbuilt, []
         for kind, clean, turn, t in unbuilt:
             seq = self.first_seq + len(self._kept)
+            stamp = {"session": self.session, "seq": seq, "turn": turn, "t": t}
             try:
-                event = kind(**clean, session=self.session, seq=seq, turn=turn, t=t)
-            except Exception:  # a bad field is a bug to log, not the loss of the events after it
+                event = kind(**clean, **stamp)
+            except Exception:
+                # A bad field is a bug: it is logged, and a debug event takes the event's place,
+                # so every later event keeps the position ``emitted`` gave it (the RTVI sender
+                # batches by position) and ``seq`` stays gap-free.
                 logger.exception(f"steward events: could not build a {kind.__name__} event")
-                continue
+                event = DebugEvent(tag="event_not_built", data={"kind": kind.__name__}, **stamp)
             self._kept.append(encode(event))  # type: ignore[arg-type]
             for sink in list(self.sinks):
                 try:
