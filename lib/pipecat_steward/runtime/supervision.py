@@ -29,6 +29,7 @@ from pipecat_steward.core.procedures import (
     procedure_status,
     remember_block,
     start_session,
+    status_reads,
 )
 from pipecat_steward.core.sameness import same_value
 from pipecat_steward.core.variables import JsonValue
@@ -45,6 +46,7 @@ class Supervisor:
         self.procs = procs
         self.logic = logic
         self.state = ProcedureState()
+        self._reads = status_reads(procs)
         self._status: tuple[ProcedureState, Variables, dict[str, JsonValue]] | None = None
         self._sent: dict[str, JsonValue] | None = None
 
@@ -101,18 +103,24 @@ class Supervisor:
     def status(self, variables: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         """The ``procedure_status`` payload for the client (shared: do not change it).
 
-        Worked out again only when the procedure state or the variables differ from the last
-        time it was asked: the client's message and the recorder's events read the same one.
-        A payload worked out again to the same value is the last one, the very object: its
-        readers tell "nothing new" by identity.
+        Worked out again only when the procedure state or a variable the payload reads (see
+        ``status_reads``) differs from the last time it was asked: the client's message and
+        the recorder's events read the same one, and a write to any other variable moves no
+        checklist. A payload worked out again to the same value is the last one, the very
+        object: its readers tell "nothing new" by identity.
         """
         last = self._status
-        if last is None or last[0] != self.state or not same_value(last[1], variables):
+        read = self._read(variables)
+        if last is None or not _same_state(last[0], self.state) or not same_value(last[1], read):
             payload = procedure_status(self.view(variables))
             if last is not None and same_value(payload, last[2]):
                 payload = last[2]
-            last = self._status = (self.state, dict(variables), payload)
+            last = self._status = (self.state, read, payload)
         return last[2]
+
+    def _read(self, variables: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+        """What the payload reads of ``variables`` (a name that is not set is left out)."""
+        return {name: variables[name] for name in self._reads if name in variables}
 
     def take(self, variables: Mapping[str, JsonValue]) -> list[dict[str, Any]]:
         """The ``procedure_status`` message the client is owed: the current one, if it is new.
@@ -131,3 +139,8 @@ class Supervisor:
     def _apply(self, update: ProcedureUpdate) -> Variables:
         self.state = update.state
         return dict(update.variables)
+
+
+def _same_state(a: ProcedureState, b: ProcedureState) -> bool:
+    """Whether two procedure states are equal (most often they are the very same one)."""
+    return a is b or a == b

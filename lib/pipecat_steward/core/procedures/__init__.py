@@ -71,7 +71,7 @@ from pipecat_steward.core.procedures.state import (
     na_name,
     step_state,
 )
-from pipecat_steward.core.procedures.status import procedure_status
+from pipecat_steward.core.procedures.status import procedure_status, status_reads
 from pipecat_steward.core.procedures.steps import CompletionKind, ProcedureStep
 
 __all__ = [
@@ -133,5 +133,6 @@ __all__ = [
     "scan",
     "select",
     "start_session",
+    "status_reads",
     "step_state",
 ]

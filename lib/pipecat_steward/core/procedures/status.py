@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureView,
     ProcedureViolation,
     armed_checklists,
+    done_name,
+    na_name,
     step_state,
 )
 from pipecat_steward.core.variables import JsonValue
 
-__all__ = ["procedure_status"]
+__all__ = ["procedure_status", "status_reads"]
 
 
 def _violation(v: ProcedureViolation | None) -> JsonValue:
@@ -59,3 +62,21 @@ def procedure_status(view: ProcedureView) -> dict[str, JsonValue]:
         "scopes": list(state.scopes),
         "procedures": procedures,
     }
+
+
+def status_reads(procs: CompiledProcedures) -> tuple[str, ...]:
+    """Every variable :func:`procedure_status` reads, sorted: its payload depends on no other.
+
+    Each step's done and not-applicable flags, the names its applicability conditions read and
+    those of each checklist's own condition. A write to any other variable cannot move a
+    checklist, so whoever keeps the payload need not work it out again for one.
+    """
+    names: set[str] = set()
+    for step in procs.steps.values():
+        names.update((done_name(step.id), na_name(step.id)))
+        for condition in step.applies:
+            names.update(condition.names)
+    for checklist in procs.checklists.values():
+        for condition in checklist.condition:
+            names.update(condition.names)
+    return tuple(sorted(names))
