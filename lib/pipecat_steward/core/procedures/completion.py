@@ -22,6 +22,7 @@ from pipecat_steward.core.procedures.state import (
     ProcedureView,
     ProcedureViolation,
     Writer,
+    applies_reads,
     armed_checklists,
     armed_steps,
     current_step,
@@ -81,10 +82,8 @@ def _reads(step: ProcedureStep) -> frozenset[str]:
 
     A step whose evidence arrived while it did not apply completes when it starts to apply.
     """
-    names: set[str] = set(step.expr.names) if step.expr is not None else set()
-    for condition in step.applies:
-        names |= condition.names
-    return frozenset(names)
+    names = step.expr.names if step.expr is not None else frozenset[str]()
+    return names | applies_reads(step)
 
 
 def on_variables(view: ProcedureView, changed: Iterable[str] | None = None) -> ProcedureUpdate:

@@ -31,6 +31,7 @@ __all__ = [
     "ViolationKind",
     "Writer",
     "applies",
+    "applies_reads",
     "armed_checklists",
     "armed_steps",
     "current_step",
@@ -237,6 +238,11 @@ def holds(condition: Expression, variables: Mapping[str, object]) -> bool:
 def applies(step: ProcedureStep, variables: Mapping[str, object]) -> bool:
     """Whether the step's code conditions (group's and step's) hold; unknown means it applies."""
     return all(holds(c, variables) for c in step.applies)
+
+
+def applies_reads(step: ProcedureStep) -> frozenset[str]:
+    """The variables :func:`applies` reads for ``step``: its conditions' names."""
+    return frozenset[str]().union(*(condition.names for condition in step.applies))
 
 
 def step_state(step: ProcedureStep, variables: Mapping[str, object]) -> StepState:

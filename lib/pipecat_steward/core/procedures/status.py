@@ -6,6 +6,7 @@ from pipecat_steward.core.procedures.compiler import CompiledProcedures
 from pipecat_steward.core.procedures.state import (
     ProcedureView,
     ProcedureViolation,
+    applies_reads,
     armed_checklists,
     done_name,
     na_name,
@@ -73,9 +74,7 @@ def status_reads(procs: CompiledProcedures) -> tuple[str, ...]:
     """
     names: set[str] = set()
     for step in procs.steps.values():
-        names.update((done_name(step.id), na_name(step.id)))
-        for condition in step.applies:
-            names.update(condition.names)
+        names.update((done_name(step.id), na_name(step.id)), applies_reads(step))
     for checklist in procs.checklists.values():
         for condition in checklist.condition:
             names.update(condition.names)
