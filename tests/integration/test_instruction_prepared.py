@@ -26,6 +26,7 @@ from pipecat.processors.frame_processor import FrameDirection
 from pipecat_steward.agent.loader import load_agent
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.hook import StewardHook
+from pipecat_steward.pipecat.instruction import service_instruction
 from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.scripted_llm import ScriptedLLM
 
@@ -49,13 +50,19 @@ class Updates:
         self.llm = llm
         self.seen: list[tuple[str, bool]] = []
         self._handling = False
-        update, self._update = llm._update_settings, llm._update_settings  # pyright: ignore[reportPrivateUsage]
+        # Every change of the instruction ends in the service composing it anew (it also does
+        # when its tools change): a composition from a new base instruction is an update.
+        compose = llm._compose_system_instruction  # pyright: ignore[reportPrivateUsage]
+        last = [service_instruction(llm)]
 
-        async def recorded(delta: Any) -> dict[str, Any]:
-            self.seen.append((str(delta.system_instruction), self._handling))
-            return await update(delta)
+        def recorded() -> None:
+            compose()
+            base = service_instruction(llm)
+            if base != last[0]:
+                last[0] = base
+                self.seen.append((str(base), self._handling))
 
-        llm._update_settings = recorded  # type: ignore[method-assign]
+        llm._compose_system_instruction = recorded  # type: ignore[method-assign]
 
     def watch(self) -> None:
         """Wrap the service's frame handling (after the steward attached, so outside its hook)."""

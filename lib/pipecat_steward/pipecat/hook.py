@@ -30,10 +30,10 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.services.llm_service import LLMService
-from pipecat.services.settings import LLMSettings
 
 from pipecat_steward.core.slots import Action
 from pipecat_steward.pipecat.client_messages import send_client_messages
+from pipecat_steward.pipecat.instruction import service_instruction, set_service_instruction
 from pipecat_steward.pipecat.preempt import emit_reply, record_tool_exchange
 from pipecat_steward.pipecat.tools import StewardTools
 from pipecat_steward.runtime.driver import Driver
@@ -208,7 +208,7 @@ class StewardHook:
         if not applying.locked() and self._holds(system):
             return
         async with applying:
-            if not self._holds(system):  # unchanged instructions need no settings update
+            if not self._holds(system):  # an unchanged instruction needs no update
                 await self._apply(system)
 
     def prepare(self, action: Action) -> None:
@@ -216,8 +216,9 @@ class StewardHook:
 
         Called while the caller's turn ends, with the step anticipated for their words: the
         inference that uses that step then finds its instruction applied and goes straight to
-        the model. Applying an instruction is a settings update of the service (pipecat logs
-        each one); done here it is off the way from the caller's words to the request. Only
+        the model. Applying an instruction changes the service's settings (see
+        ``pipecat_steward.pipecat.instruction``); done here it is off the way from the caller's
+        words to the request. Only
         while no inference has begun since: an inference applies its own instruction, and one
         begun first is never overtaken. An action that acts before any inference (a preempt,
         engine calls) prepares nothing.
@@ -238,8 +239,9 @@ class StewardHook:
 
     def _holds(self, system: str) -> bool:
         """Whether the service's instruction is ``system`` (as far as this hook can tell)."""
-        if self._reads_service:
-            return getattr(self.llm.settings, "system_instruction", None) == system  # pyright: ignore[reportAttributeAccessIssue]
+        llm = self.llm
+        if self._reads_service and isinstance(llm, LLMService):
+            return service_instruction(llm) == system
         return self._shared.applied == system
 
     async def _apply(self, system: str) -> None:
@@ -281,13 +283,11 @@ class StewardHook:
         await self.llm.push_frame(EndWorkerFrame(reason="end_session"), FrameDirection.DOWNSTREAM)
 
     async def _update_llm_settings(self, system: str) -> None:
-        # The same call LLMUpdateSettingsFrame makes, applied before this request is built. An
-        # instruction the service already holds would change nothing: it is not applied again.
+        # Applied before this request is built. An instruction the service already holds would
+        # change nothing: it is not applied again.
         llm = self.llm
-        if not isinstance(llm, LLMService):
-            return
-        if getattr(llm.settings, "system_instruction", None) != system:
-            await llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
+        if isinstance(llm, LLMService) and service_instruction(llm) != system:
+            await set_service_instruction(llm, system)
 
     def _new_user_text(self, messages: Sequence[Any], speculative: bool) -> str:
         for index in range(len(messages) - 1, -1, -1):
