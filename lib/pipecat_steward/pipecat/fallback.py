@@ -5,8 +5,10 @@ each caller turn (downstream); ``StewardAfter`` sits right after the LLM and see
 re-inference after a tool result, which the assistant aggregator pushes upstream and which
 never reaches a processor before the LLM. Both share one
 hook. The instruction suffix travels as an ``LLMUpdateSettingsFrame`` pushed in the frame's
-direction just ahead of it. Limitation: a context frame that a third processor pushes between
-these two and the LLM bypasses the steward — prefer ``Steward.attach``.
+direction just ahead of it, which the service applies as pipecat's full settings update (it logs
+each one and marks itself usable again; an attached steward sets only the instruction, see
+``pipecat_steward.pipecat.instruction``). Limitation: a context frame that a third processor
+pushes between these two and the LLM bypasses the steward — prefer ``Steward.attach``.
 """
 
 from __future__ import annotations
