@@ -91,6 +91,7 @@ class StewardHook:
         # Applied to the service itself, its instruction is read there: a change made by anyone
         # else (the app's own settings update) is seen. Sent on as frames, only the record is.
         self._reads_service = apply_system is None and isinstance(llm, LLMService)
+        self._service = llm if isinstance(llm, LLMService) else None
         if isinstance(llm, LLMService):
             _observe(llm, self._shared)
 
@@ -152,13 +153,15 @@ class StewardHook:
     async def _on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
     ) -> None:
-        await self.driver.settle()
+        driver = self.driver
+        if driver.inflight:  # most inferences find none: no coroutine on the way
+            await driver.settle()
         context = frame.context
         messages = context.get_messages()
         speculative = bool(getattr(frame, "speculation", False))
         user_text = self._new_user_text(messages, speculative)
-        first = not any(_role(m) == "assistant" for m in messages)
-        outcome = await self.driver.inference(user_text, first_turn=first, speculative=speculative)
+        first = _no_assistant_turn(messages)
+        outcome = await driver.inference(user_text, first_turn=first, speculative=speculative)
         await self.send(outcome.messages)
         for exchange in outcome.exchanges:
             record_tool_exchange(
@@ -239,9 +242,8 @@ class StewardHook:
 
     def _holds(self, system: str) -> bool:
         """Whether the service's instruction is ``system`` (as far as this hook can tell)."""
-        llm = self.llm
-        if self._reads_service and isinstance(llm, LLMService):
-            return service_instruction(llm) == system
+        if self._reads_service and self._service is not None:
+            return service_instruction(self._service) == system
         return self._shared.applied == system
 
     async def _apply(self, system: str) -> None:
@@ -285,8 +287,8 @@ class StewardHook:
     async def _update_llm_settings(self, system: str) -> None:
         # Applied before this request is built. An instruction the service already holds would
         # change nothing: it is not applied again.
-        llm = self.llm
-        if isinstance(llm, LLMService) and service_instruction(llm) != system:
+        llm = self._service
+        if llm is not None and service_instruction(llm) != system:
             await set_service_instruction(llm, system)
 
     def _new_user_text(self, messages: Sequence[Any], speculative: bool) -> str:
@@ -320,6 +322,14 @@ def _observe(llm: LLMService, shared: _Shared) -> None:
 
     llm.run_function_calls = run_function_calls  # type: ignore[method-assign]
     llm.push_frame = push_frame  # type: ignore[method-assign]
+
+
+def _no_assistant_turn(messages: Sequence[Any]) -> bool:
+    """Whether no message is the assistant's: the inference is the call's first reply."""
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            return False
+    return True
 
 
 def _role(message: Any) -> str:
