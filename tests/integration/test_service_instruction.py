@@ -26,13 +26,20 @@ from pipecat_steward.pipecat.steward import Steward
 from pipecat_steward.testing.scripted_llm import ScriptedLLM
 
 
-def openai(base: str | None) -> LLMService:
+def openai(base: str | None) -> LLMService[Any]:
     settings = OpenAILLMService.Settings(model="m", system_instruction=base)
     return OpenAILLMService(api_key="k", base_url="http://127.0.0.1:9/v1", settings=settings)
 
 
-def scripted(base: str | None) -> LLMService:
+def scripted(base: str | None) -> LLMService[Any]:
     return ScriptedLLM([], system_instruction=base)
+
+
+def gemini(base: str | None) -> LLMService[Any]:
+    from pipecat.services.google.llm import GoogleLLMService
+
+    settings = GoogleLLMService.Settings(model="gemini-2.5-flash", system_instruction=base)
+    return GoogleLLMService(api_key="k", settings=settings)
 
 
 async def _nothing(params: FunctionCallParams) -> None:
@@ -52,7 +59,7 @@ def nothing(llm: LLMService) -> None:
     return None
 
 
-SERVICES = {"openai": openai, "scripted": scripted}
+SERVICES = {"openai": openai, "scripted": scripted, "gemini": gemini}
 ADDONS = {"none": nothing, "appended": appended, "async tool": async_tool}
 BASES = [None, "You are a booking agent."]
 SEQUENCES = [
@@ -124,11 +131,14 @@ async def _infer(steward: Steward, llm: LLMService, words: str) -> str:
     return ran[0]
 
 
-async def test_a_service_an_error_wrote_off_stays_written_off() -> None:
+@pytest.mark.parametrize("make", SERVICES.values(), ids=SERVICES.keys())
+async def test_a_service_an_error_wrote_off_stays_written_off(
+    make: Callable[[str | None], LLMService],
+) -> None:
     """pipecat marks a service unusable after a permanent error (a rejected key or model) and
     services stop taking work; a new instruction is no fix, so the steward's must not undo it."""
     steward = Steward(load_agent(BOTS / "bella_notte"))
-    llm = ScriptedLLM([])
+    llm = make(None)
     steward.attach(llm)
     await llm.set_usable(False)
     system = await _infer(steward, llm, "A table for 4 on July 17th, please")

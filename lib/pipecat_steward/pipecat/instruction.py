@@ -10,7 +10,10 @@ the guidance it appends for its tools and turns). A service an error wrote off s
 off, no log line is written per turn, and the change costs a few attribute writes.
 
 A service whose class reacts to settings updates itself (it overrides ``_update_settings``)
-gets pipecat's full update, so its reaction still runs.
+gets pipecat's full update, so its reaction still runs; that includes the usable mark, as an
+``LLMUpdateSettingsFrame`` would. pipecat's own overrides that react only to other fields
+(Gemini's, to its model and thinking settings) are known, and those services get the
+instruction alone.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ __all__ = ["service_instruction", "set_service_instruction"]
 
 _UNSET: Any = object()
 
+_OTHER_FIELDS_ONLY = frozenset(
+    {("pipecat.services.google.llm", "GoogleLLMService._update_settings")}
+)
+"""pipecat's overrides of ``_update_settings`` that react to no change of the instruction."""
 
-def service_instruction(llm: LLMService) -> str | None:
+
+def service_instruction(llm: LLMService[Any]) -> str | None:
     """The instruction ``llm`` composes its effective one from (what the steward last set).
 
     That is the base instruction, without what the service appends to it, so an instruction
@@ -37,7 +45,7 @@ def service_instruction(llm: LLMService) -> str | None:
     return base
 
 
-async def set_service_instruction(llm: LLMService, system: str) -> None:
+async def set_service_instruction(llm: LLMService[Any], system: str) -> None:
     """Make ``system`` the base instruction of ``llm`` (see the module docstring)."""
     if _composes_alone(llm):
         llm._settings.system_instruction = system  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
@@ -47,10 +55,14 @@ async def set_service_instruction(llm: LLMService, system: str) -> None:
         await llm._update_settings(LLMSettings(system_instruction=system))  # pyright: ignore[reportPrivateUsage]
 
 
-def _composes_alone(llm: LLMService) -> bool:
+def _composes_alone(llm: LLMService[Any]) -> bool:
     """Whether a new base instruction needs nothing from ``llm`` but its composition."""
+    update = type(llm)._update_settings  # pyright: ignore[reportPrivateUsage]
+    known = update is LLMService._update_settings or (  # pyright: ignore[reportPrivateUsage]
+        (update.__module__, update.__qualname__) in _OTHER_FIELDS_ONLY
+    )
     return (
-        type(llm)._update_settings is LLMService._update_settings  # pyright: ignore[reportPrivateUsage]
+        known
         and hasattr(llm, "_base_system_instruction")
         and hasattr(llm, "_compose_system_instruction")
     )
