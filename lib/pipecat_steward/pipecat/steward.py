@@ -14,7 +14,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -260,7 +259,7 @@ class Steward:
         """
         if not isinstance(event, UserTranscript) or event.source != "cascade":
             return
-        if self.hook is None or not event.text.strip():
+        if not self._hooks or not event.text.strip():  # no hook decides here
             return
         self._heard = self._joined(event.turn, event.text, event.spaced)
         self._schedule(self._heard)
@@ -274,7 +273,7 @@ class Steward:
         the turn ends after it (``StepAnticipation.make`` keeps it rather than running it
         again); when not, the final's own step replaces it.
         """
-        if self.hook is not None:
+        if self._hooks:
             self._schedule(self._joined(interim.turn, interim.text, interim.spaced))
 
     def _joined(self, turn: int, text: str, spaced: bool) -> _Words:
@@ -285,9 +284,11 @@ class Steward:
 
     def _schedule(self, words: _Words) -> None:
         self._latest = words
-        with contextlib.suppress(RuntimeError):  # published outside a loop: nothing to run on
+        try:  # on the transcript's way: no context manager's frames
             loop = asyncio.get_running_loop()
-            loop.call_later(ANTICIPATE_AFTER_S, self._anticipate_now, words)
+        except RuntimeError:  # published outside a loop: nothing to run on
+            return
+        loop.call_later(ANTICIPATE_AFTER_S, self._anticipate_now, words)
 
     def _anticipate_now(self, words: _Words) -> None:
         # Only the latest words, and only while their turn is still to be taken.
