@@ -87,13 +87,13 @@ class StewardHook:
         self.driver = driver or Driver(session)
         self._shared = shared or _Shared()
         self._last_system: tuple[str | None, str | None, str] = (None, None, "")
-        self._sees_calls = isinstance(llm, LLMService)
+        self._service = llm if isinstance(llm, LLMService) else None
+        self._sees_calls = self._service is not None
         # Applied to the service itself, its instruction is read there: a change made by anyone
         # else (the app's own settings update) is seen. Sent on as frames, only the record is.
-        self._reads_service = apply_system is None and isinstance(llm, LLMService)
-        self._service = llm if isinstance(llm, LLMService) else None
-        if isinstance(llm, LLMService):
-            _observe(llm, self._shared)
+        self._read_from = self._service if apply_system is None else None
+        if self._service is not None:
+            _observe(self._service, self._shared)
 
     @property
     def preempted(self) -> list[str]:
@@ -221,10 +221,9 @@ class StewardHook:
         inference that uses that step then finds its instruction applied and goes straight to
         the model. Applying an instruction changes the service's settings (see
         ``pipecat_steward.pipecat.instruction``); done here it is off the way from the caller's
-        words to the request. Only
-        while no inference has begun since: an inference applies its own instruction, and one
-        begun first is never overtaken. An action that acts before any inference (a preempt,
-        engine calls) prepares nothing.
+        words to the request. Only while no inference has begun since: an inference applies its
+        own instruction, and one begun first is never overtaken. An action that acts before any
+        inference (a preempt, engine calls) prepares nothing.
         """
         shared = self._shared
         if action.preempt or action.calls or shared.busy:
@@ -242,8 +241,8 @@ class StewardHook:
 
     def _holds(self, system: str) -> bool:
         """Whether the service's instruction is ``system`` (as far as this hook can tell)."""
-        if self._reads_service and self._service is not None:
-            return service_instruction(self._service) == system
+        if self._read_from is not None:
+            return service_instruction(self._read_from) == system
         return self._shared.applied == system
 
     async def _apply(self, system: str) -> None:
