@@ -153,15 +153,13 @@ class StewardHook:
     async def _on_context(
         self, frame: LLMContextFrame, direction: FrameDirection, run: ProcessFrame
     ) -> None:
-        driver = self.driver
-        if driver.inflight:  # most inferences find none: no coroutine on the way
-            await driver.settle()
+        await self.driver.settle()
         context = frame.context
         messages = context.get_messages()
         speculative = bool(getattr(frame, "speculation", False))
         user_text = self._new_user_text(messages, speculative)
-        first = _no_assistant_turn(messages)
-        outcome = await driver.inference(user_text, first_turn=first, speculative=speculative)
+        first = not any(_role(m) == "assistant" for m in messages)
+        outcome = await self.driver.inference(user_text, first_turn=first, speculative=speculative)
         await self.send(outcome.messages)
         for exchange in outcome.exchanges:
             record_tool_exchange(
@@ -321,14 +319,6 @@ def _observe(llm: LLMService, shared: _Shared) -> None:
 
     llm.run_function_calls = run_function_calls  # type: ignore[method-assign]
     llm.push_frame = push_frame  # type: ignore[method-assign]
-
-
-def _no_assistant_turn(messages: Sequence[Any]) -> bool:
-    """Whether no message is the assistant's: the inference is the call's first reply."""
-    for message in messages:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            return False
-    return True
 
 
 def _role(message: Any) -> str:

@@ -123,8 +123,7 @@ class Driver:
         self, user_text: str, *, first_turn: bool, speculative: bool = False
     ) -> InferenceOutcome:
         """Decide for one inference request; run the calls the engine asks for, cascading."""
-        if self.inflight:
-            await self.settle()
+        await self.settle()
         if not speculative:
             self._first_turn = first_turn
         spoken: list[str] = []

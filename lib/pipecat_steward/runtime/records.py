@@ -63,13 +63,13 @@ class TurnRecord:
     """Everything that happened in one caller turn."""
 
     user: str
-    actions: list[Action] = field(default_factory=list)
-    llm_calls: list[RecordedCall] = field(default_factory=list)
-    fired: list[RecordedCall] = field(default_factory=list)
-    bot: list[BotUtterance] = field(default_factory=list)
-    events: list[DebugEntry] = field(default_factory=list)
-    payloads: list[dict[str, Any]] = field(default_factory=list)
-    gates: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=lambda: [])
+    llm_calls: list[RecordedCall] = field(default_factory=lambda: [])
+    fired: list[RecordedCall] = field(default_factory=lambda: [])
+    bot: list[BotUtterance] = field(default_factory=lambda: [])
+    events: list[DebugEntry] = field(default_factory=lambda: [])
+    payloads: list[dict[str, Any]] = field(default_factory=lambda: [])
+    gates: list[dict[str, Any]] = field(default_factory=lambda: [])
 
     @property
     def said(self) -> str:
