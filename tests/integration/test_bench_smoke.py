@@ -72,3 +72,22 @@ def test_bench_load_writes_a_variant_to_a_section_of_its_own(
     assert written.count(f"## Load ({title})\n") == 1
     assert "bella_notte, N=2" in written.split(f"## Load ({title})")[1]
     assert not list(work.iterdir()), "a benchmark removes its temporary files"
+
+
+def test_bench_load_where_writes_the_steward_s_cpu_by_entry_point(tmp_path: Path) -> None:
+    # --where: one call at a time, each variant timed and steward calls sampled; the section
+    # is its own and leaves the Load section as it is.
+    work = tmp_path / "work"
+    work.mkdir()
+    docs = tmp_path / "benchmarks.md"
+    recorded = "## Load\n\nThe default pipelines' table.\n"
+    docs.write_text(f"# Benchmarks\n\n{recorded}", encoding="utf-8")
+    args = ["--where", "--bots", "bella_notte", "--calls", "2", "--docs", str(docs)]
+    done = _run("bench_load", args, work)
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = docs.read_text(encoding="utf-8")
+    assert recorded in written
+    where = written.split("## Load (where the steward's CPU goes)\n")[1]
+    assert "- bella_notte: 2 calls of each variant timed, steward/plain CPU **" in where
+    assert "| entry point | of the call's CPU | of the steward's own |" in where  # too few
+    # samples in two calls to say which entry points show
