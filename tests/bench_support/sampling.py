@@ -47,8 +47,9 @@ class CpuSamples:
     """Count CPU-time samples while in a ``with`` block (the main thread, Unix only).
 
     Attributes:
+        owned: Whether a file (a code object's ``co_filename``) is of the code measured.
         total: Samples taken.
-        owned: Samples of the code measured.
+        owned_samples: Samples of the code measured.
         entries: Those samples by entry point (``module:qualified name``).
     """
 
@@ -74,7 +75,9 @@ class CpuSamples:
         tb: TracebackType | None,
     ) -> None:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
-        signal.signal(signal.SIGPROF, self._previous)  # type: ignore[arg-type]
+        # A handler set outside Python reads as None and cannot be set again: the default.
+        previous = signal.SIG_DFL if self._previous is None else self._previous
+        signal.signal(signal.SIGPROF, previous)  # type: ignore[arg-type]
 
     def share(self, entry: str | None = None) -> float:
         """The part of all samples that were the measured code's (through ``entry`` if given)."""

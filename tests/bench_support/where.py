@@ -8,9 +8,12 @@ cost stays out of the timed calls).
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from tests.bench_support.sampling import CpuSamples
 
@@ -69,7 +72,9 @@ def section(results: Sequence[Breakdown]) -> str:
     lines = [
         SECTION,
         "",
-        f"Measured by `scripts/bench_load --where`: per bot, one call at a time, rounds of a "
+        f"Measured by `scripts/bench_load --where` on {date.today()} ({platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}): per bot, one call at a "
+        "time, rounds of a "
         "plain call and a steward call timed one after the other (process CPU time), then a "
         f"steward call sampled every {INTERVAL_S * 1000:g} ms of CPU time (`ITIMER_PROF`). A "
         "sample costs the code nothing between samples, so its shares are shares of CPU time; "
@@ -79,7 +84,10 @@ def section(results: Sequence[Breakdown]) -> str:
         "package other than pipecat: pydantic, loguru …) is the steward's package (not its "
         "testing fakes, which play the pipeline); it is counted under the outermost steward "
         "frame on the stack, the entry point the pipeline called. What the steward's own code "
-        "would be if it were all of the difference: 1 − plain/steward.",
+        "would be if it were all of the difference: 1 − plain/steward. The ratio of one process's "
+        "calls moves by several points from run to run (the Load section's interval resamples "
+        "processes for that reason); the sampled share, a count of several hundred samples, "
+        "moves by about one.",
     ]
     for result in results:
         lines += ["", *_bot_lines(result)]
