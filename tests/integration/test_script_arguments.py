@@ -111,3 +111,12 @@ def test_bench_engine_refuses_a_folder_that_is_no_sgd_split_before_timing(tmp_pa
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "--split-dir: no schema.json" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("extra", [["--processes=2"], ["--rtvi"], ["--no-client-messages"]])
+def test_bench_load_where_refuses_the_options_it_would_not_honour(extra: list[str]) -> None:
+    argv = [sys.executable, str(SCRIPTS / "bench_load"), "--where", *extra, "--no-write"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--where samples one call at a time" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
