@@ -6,11 +6,12 @@ steward's calls cost 1.06× plain pipecat's while their CPU time is 1.15–1.25�
 every so much CPU time (``ITIMER_PROF``) costs the code nothing between samples, so the shares
 it counts are the shares of CPU time.
 
-Each sample goes to the first frame, from the innermost out, that is not library code (the
-standard library, a dataclass's generated ``__init__``, an installed package such as pydantic,
-but not pipecat itself): the code that asked for that work. When that frame is the code measured (``owned``), the sample is its own, and it is
-counted under the outermost frame of that code on the stack: the entry point through which the
-rest of the process called it (the hook, a bus callback, a tool handler).
+Each sample goes to the first frame, from the innermost out, that is the code measured or not
+library code (the standard library, a dataclass's generated ``__init__``, an installed package
+such as pydantic, but not pipecat itself): the code that asked for that work. When that frame
+is the code measured (``owned``), the sample is its own, and it is counted under the outermost
+frame of that code on the stack: the entry point through which the rest of the process called
+it (the hook, a bus callback, a tool handler).
 
 Python runs a signal handler between two bytecodes of the main thread, so the time of a call
 into C is counted at the Python frame that made it, and a sample never lands in another thread.
@@ -93,9 +94,12 @@ class CpuSamples:
 
     def entry(self, frame: FrameType | None) -> str | None:
         """The entry point of the measured code a sample at ``frame`` is counted under, if any."""
-        while frame is not None and _neutral(frame.f_code.co_filename):
+        # The code measured first: installed as a package, it is not library code to itself.
+        while frame is not None and not self.owned(frame.f_code.co_filename):
+            if not _neutral(frame.f_code.co_filename):
+                return None
             frame = frame.f_back
-        if frame is None or not self.owned(frame.f_code.co_filename):
+        if frame is None:
             return None
         outermost = frame
         while frame is not None:

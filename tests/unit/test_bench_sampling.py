@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import time
 from collections.abc import Callable
-from types import ModuleType
+from types import FrameType, ModuleType
 
 import pytest
 from tests.bench_support.sampling import CpuSamples, steward_code
@@ -107,6 +108,24 @@ def test_the_timer_and_the_handler_are_put_back() -> None:
         pass
     assert signal.getsignal(signal.SIGPROF) == before
     assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+def test_the_measured_code_installed_as_a_package_is_still_its_own(owned: ModuleType) -> None:
+    # Installed, the steward's files are under site-packages like any library's.
+    installed = "/venv/lib/python3.12/site-packages/pipecat_steward/pipecat/hook.py"
+    samples = CpuSamples()
+    assert samples.entry(_frame_in(installed)) == "stand_in:entry_point"
+    assert samples.entry(_frame_in("/venv/site-packages/pydantic/main.py")) is None
+
+
+def _frame_in(filename: str) -> FrameType:
+    """A frame whose code is ``entry_point`` of a file at ``filename``, called from here."""
+    namespace: dict[str, object] = {"__name__": "stand_in", "sys": sys}
+    code = compile("def entry_point():\n    return sys._getframe()\n", filename, "exec")
+    exec(code, namespace)  # a frame with the file name a sample of it would see
+    frame = namespace["entry_point"]()  # type: ignore[operator]
+    assert isinstance(frame, FrameType)
+    return frame
 
 
 def test_the_steward_s_code_is_its_package_but_not_its_testing_fakes() -> None:
