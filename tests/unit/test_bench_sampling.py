@@ -110,7 +110,7 @@ def test_the_timer_and_the_handler_are_put_back() -> None:
     assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
 
 
-def test_the_measured_code_installed_as_a_package_is_still_its_own(owned: ModuleType) -> None:
+def test_the_measured_code_installed_as_a_package_is_still_its_own() -> None:
     # Installed, the steward's files are under site-packages like any library's.
     installed = "/venv/lib/python3.12/site-packages/pipecat_steward/pipecat/hook.py"
     samples = CpuSamples()
