@@ -87,8 +87,8 @@ class StewardHook:
         self.driver = driver or Driver(session)
         self._shared = shared or _Shared()
         self._last_system: tuple[str | None, str | None, str] = (None, None, "")
+        # The service itself (None for a processor beside it): its responses are seen here.
         self._service = llm if isinstance(llm, LLMService) else None
-        self._sees_calls = self._service is not None
         # Applied to the service itself, its instruction is read there: a change made by anyone
         # else (the app's own settings update) is seen. Sent on as frames, only the record is.
         self._read_from = self._service if apply_system is None else None
@@ -175,7 +175,7 @@ class StewardHook:
             acted=acted,
             said=said,
             record_when_heard=True,
-            chained=acted and self._sees_calls,
+            chained=acted and self._service is not None,
         )
         await self.send(done.messages)
         if done.say:
@@ -196,7 +196,7 @@ class StewardHook:
         await run(frame, direction)
         # Where the inference runs elsewhere (the two-processor fallback) its response is not
         # seen here: count it as acting, so code never talks over the model.
-        acted = self._shared.tool_calls != started or not self._sees_calls
+        acted = self._shared.tool_calls != started or self._service is None
         return acted, "".join(self._shared.said)
 
     async def _hold_instruction(self, system: str) -> None:

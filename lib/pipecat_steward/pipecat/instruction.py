@@ -18,6 +18,7 @@ instruction alone.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pipecat.services.llm_service import LLMService
@@ -57,12 +58,20 @@ async def set_service_instruction(llm: LLMService[Any], system: str) -> None:
 
 def _composes_alone(llm: LLMService[Any]) -> bool:
     """Whether a new base instruction needs nothing from ``llm`` but its composition."""
-    update = type(llm)._update_settings  # pyright: ignore[reportPrivateUsage]
-    known = update is LLMService._update_settings or (  # pyright: ignore[reportPrivateUsage]
-        (update.__module__, update.__qualname__) in _OTHER_FIELDS_ONLY
-    )
     return (
-        known
+        _update_known(type(llm))
         and hasattr(llm, "_base_system_instruction")
         and hasattr(llm, "_compose_system_instruction")
+    )
+
+
+@functools.cache
+def _update_known(kind: type[LLMService[Any]]) -> bool:
+    """Whether ``kind``'s settings update is pipecat's own or reacts to no instruction change.
+
+    A class's answer never changes: it is worked out once, not at every instruction change.
+    """
+    update = kind._update_settings  # pyright: ignore[reportPrivateUsage]
+    return update is LLMService._update_settings or (  # pyright: ignore[reportPrivateUsage]
+        (update.__module__, update.__qualname__) in _OTHER_FIELDS_ONLY
     )
