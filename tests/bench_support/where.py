@@ -15,17 +15,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from tests.bench_support.sampling import CpuSamples
+from tests.bench_support.sampling import INTERVAL_S, CpuSamples
 
 __all__ = ["SECTION", "Breakdown", "breakdown", "section"]
 
 SECTION = "## Load (where the steward's CPU goes)"
 TOP = 8
 """Entry points listed per bot; the rest are summed in one row."""
-
-INTERVAL_S = 0.0005
-"""CPU time between two samples asked for; the kernel's timer tick may space them further
-(4 ms at 250 Hz), which the sample counts show."""
 
 Call = Callable[[list[float]], Awaitable[object]]
 
@@ -54,7 +50,7 @@ async def breakdown(bot: str, plain: Call, steward: Call, calls: int) -> Breakdo
         await plain([])
         await steward([])
     spent = {"plain": 0.0, "steward": 0.0}
-    samples = CpuSamples(interval_s=INTERVAL_S)
+    samples = CpuSamples()
     for _ in range(calls):
         for name, call in (("plain", plain), ("steward", steward)):
             start = time.process_time()
