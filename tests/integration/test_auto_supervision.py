@@ -14,6 +14,7 @@ from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 
 from pipecat_steward.agent.loader import load_agent
+from pipecat_steward.pipecat.events import BotStartedSpeaking, BotStoppedSpeaking, UserTranscript
 from pipecat_steward.pipecat.extractor import attach_extractor
 from pipecat_steward.pipecat.monitor import attach_monitor
 from pipecat_steward.pipecat.s2s import StewardS2S
@@ -104,6 +105,24 @@ async def test_a_monitor_attached_by_hand_replaces_the_automatic_one(key: None) 
         assert steward.session.result_riders == [explicit.take_rider]
         assert steward.supervision is None  # the automatic pair is gone, not half-kept
         await explicit.aclose()
+
+
+async def test_the_extractor_is_woken_for_caller_transcripts_only(key: None) -> None:
+    """The bus hands the extractor the one kind it reads; the monitor still gets every event.
+
+    A turn's other relay events (the bot speaking, text, tool calls) would each wake the
+    extractor's task for nothing.
+    """
+    steward = _cascaded()
+    bus = steward.relay.bus
+    subs = {sub.name: sub for sub in bus.subscriptions}
+    for event in (BotStartedSpeaking(at_ns=1), BotStoppedSpeaking(at_ns=2)):
+        bus.publish(event)
+    assert await bus.drain()
+    assert subs["entity-extractor"].stats.delivered == 0
+    assert subs["procedure-monitor"].stats.delivered == 2
+    assert subs["entity-extractor"].kinds == (UserTranscript,)
+    await bus.aclose()
 
 
 def test_attaching_supervision_twice_is_idempotent(key: None) -> None:

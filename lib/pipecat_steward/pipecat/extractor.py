@@ -66,6 +66,7 @@ class EntityExtractor(SeatedListener):
 
     seat = "extractor"
     label = "entity extractor"
+    reads = (UserTranscript,)  # not woken for the rest of a turn's events
 
     def __init__(
         self,

@@ -28,10 +28,13 @@ class SeatedListener:
     Class attributes a subclass sets:
         seat: The steward attribute (and ``Supervision`` field) that holds the listener.
         label: What the logs call it; with dashes, the bus subscription's name.
+        reads: The relay event kinds it handles; the bus wakes it for these only (empty:
+            every event).
     """
 
     seat: ClassVar[Literal["monitor", "extractor"]]
     label: ClassVar[str]
+    reads: ClassVar[tuple[type[SessionEvent], ...]] = ()
     steward: Steward
     _sub: Subscription | None
 
@@ -53,7 +56,7 @@ class SeatedListener:
             return self
         install_log_redaction()
         self._sub = self.steward.relay.bus.subscribe(
-            self.on_event, name=self.label.replace(" ", "-")
+            self.on_event, name=self.label.replace(" ", "-"), kinds=self.reads
         )
         self._plug()
         setattr(self.steward, self.seat, self)
