@@ -34,9 +34,7 @@ class Breakdown:
     calls: int
     plain_cpu_s: float
     steward_cpu_s: float
-    samples: int
-    own: int
-    entries: tuple[tuple[str, int], ...]
+    samples: CpuSamples
 
     @property
     def ratio(self) -> float:
@@ -58,9 +56,7 @@ async def breakdown(bot: str, plain: Call, steward: Call, calls: int) -> Breakdo
             spent[name] += time.process_time() - start
         with samples:
             await steward([])
-    entries = tuple(samples.entries.most_common())
-    own = samples.owned_samples
-    return Breakdown(bot, calls, spent["plain"], spent["steward"], samples.total, own, entries)
+    return Breakdown(bot, calls, spent["plain"], spent["steward"], samples)
 
 
 def section(results: Sequence[Breakdown]) -> str:
@@ -91,23 +87,25 @@ def section(results: Sequence[Breakdown]) -> str:
 
 
 def _bot_lines(result: Breakdown) -> list[str]:
-    share = result.own / result.samples if result.samples else 0.0
+    samples = result.samples
+    total, own = samples.total, samples.owned_samples
     difference = 1 - 1 / result.ratio if result.ratio else 0.0
     lines = [
         f"- {result.bot}: {result.calls} calls of each variant timed, steward/plain CPU "
         f"**{result.ratio:.3f}×**, so the difference is {difference:.1%} of a steward call's "
-        f"CPU; the steward's own code is **{share:.1%}** of it ({result.own} of "
-        f"{result.samples} samples over {result.calls} sampled calls).",
+        f"CPU; the steward's own code is **{samples.share():.1%}** of it ({own} of "
+        f"{total} samples over {result.calls} sampled calls).",
         "",
         "| entry point | of the call's CPU | of the steward's own |",
         "|---|---:|---:|",
     ]
-    shown, rest = result.entries[:TOP], result.entries[TOP:]
+    entries = samples.entries.most_common()
+    shown, rest = entries[:TOP], entries[TOP:]
     rows = [(f"`{name}`", count) for name, count in shown]
     if rest:
         rows.append((f"the {len(rest)} others", sum(count for _, count in rest)))
     for label, count in rows:
-        of_call = count / result.samples if result.samples else 0.0
-        of_own = count / result.own if result.own else 0.0
+        of_call = count / total if total else 0.0
+        of_own = count / own if own else 0.0
         lines.append(f"| {label} | {of_call:.1%} | {of_own:.1%} |")
     return lines

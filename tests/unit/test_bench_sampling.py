@@ -136,8 +136,10 @@ def test_the_steward_s_code_is_its_package_but_not_its_testing_fakes() -> None:
 
 
 def test_the_section_puts_the_difference_beside_the_steward_s_own_share() -> None:
-    entries = tuple((f"pipecat_steward.m:f{i}", 10 - i) for i in range(10))
-    result = Breakdown("clinic", 20, 2.0, 2.3, 1000, sum(n for _, n in entries), entries)
+    samples = CpuSamples()
+    samples.entries.update({f"pipecat_steward.m:f{i}": 10 - i for i in range(10)})
+    samples.total, samples.owned_samples = 1000, samples.entries.total()
+    result = Breakdown("clinic", 20, 2.0, 2.3, samples)
     text = section([result])
     assert text.startswith("## Load (where the steward's CPU goes)\n")
     assert "steward/plain CPU **1.150×**, so the difference is 13.0%" in text
