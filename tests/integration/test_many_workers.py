@@ -269,6 +269,18 @@ def kill_round(d: Dispatcher, number: int, rng: random.Random) -> dict[str, int]
     }
 
 
+def check_last_writer(final: dict[str, Any], end: Event) -> None:
+    """Nobody wrote the call after the worker that finished it, and its write is the last.
+
+    A worker killed after its call's final save but before it reported ``done`` leaves a
+    finished checkpoint: the worker that resumes the call has nothing left to play and writes
+    nothing (``saves`` 0), so the last write is the killed worker's, at the version it loaded.
+    """
+    assert final["version"] == end["version"], "a write landed after the finishing worker's"
+    if end["saves"]:
+        assert final["writer"] == end["writer"], "the last write is the finishing worker's"
+
+
 def check_calls(
     d: Dispatcher, sessions: list[str], want: dict[str, Any], steps: list[Any], words: list[str]
 ) -> None:
@@ -277,7 +289,7 @@ def check_calls(
         assert len(ends) == 1, f"{session} must end exactly once, on one worker: {ends}"
         final = stored(d.url, session)
         assert outcome(final) == want, f"{session} ended differently from the uninterrupted run"
-        assert final["writer"] == ends[0][1]["writer"], "the last write is the finishing worker's"
+        check_last_writer(final, ends[0][1])
         assert acts(d, session) == steps, f"{session} acted on other arguments than confirmed"
         assert conversation(d.url, session)[-1].kind == "call_ended"
         # Events are stored before each checkpoint: no turn's events die with a killed worker.
@@ -365,5 +377,28 @@ def test_a_frozen_worker_is_fenced_when_it_wakes(tmp_path: Path) -> None:
             attempts = Counter(json.loads(d.ledger.read_text())["attempts"])
             assert all(attempts[k] == 1 for k in z_keys if k in attempts)
             check_ledger(d, 3, interrupted=0)
+        finally:
+            d.close()
+
+
+def test_a_call_handed_over_after_its_last_save_ends_without_a_write(tmp_path: Path) -> None:
+    """A worker killed between its call's final save and its ``done`` report: the dispatcher
+    hands the finished call to another worker, which ends it without writing it again."""
+    with redis_server(tmp_path) as url:
+        d = Dispatcher(url, tmp_path / "ledger.json")
+        try:
+            want, _, _ = reference(d)  # the first worker saved the whole call
+            before = stored(url, "reference")
+            (second,) = d.start(1)
+            d.assign(second, "reference")
+            d.finish(second)
+            (_, first_end), (_, end) = d.events("done")
+            assert end["saves"] == 0 and end["version"] == before["version"]
+            final = stored(url, "reference")
+            assert final == before and outcome(final) == want
+            assert final["writer"] == first_end["writer"] != end["writer"]
+            check_last_writer(final, end)
+            assert conversation(url, "reference")[-1].kind == "call_ended"
+            assert not d.events("conflict")
         finally:
             d.close()
